@@ -1,0 +1,1 @@
+"""R5 MKCT memory on LevelDB, free of Django and Celery."""

@@ -1,0 +1,1 @@
+"""The pure core of artoo: contracts, roles and rules, free of Django and Celery."""

@@ -1,0 +1,55 @@
+"""The route table of the bus: which role may send which message to which role.
+
+One place names every legal ``(type, sender, recipient)``; the bus refuses
+anything else and the Auditor flags it as a boundary violation.
+"""
+
+from __future__ import annotations
+
+ROLES = ("User", "R1", "R2", "R3", "R4a", "R4b", "R5", "R6", "R7")
+
+ROUTES: frozenset[tuple[str, str, str]] = frozenset(
+    {
+        ("TaskSpec", "R1", "R2"),
+        ("ClarificationRequest", "R1", "User"),
+        ("ClarificationAnswer", "User", "R1"),
+        ("MemoryQuery", "R2", "R5"),
+        ("MemoryRecall", "R5", "R2"),
+        ("DispatchManifest", "R2", "R4b"),
+        ("SubTask", "R2", "R3"),
+        ("ExecutionResult", "R3", "R4a"),
+        ("CorrectionSignal", "R4a", "R3"),
+        ("ApprovalRequest", "R3", "User"),
+        ("ApprovalDecision", "User", "R3"),
+        ("SubTaskOutcome", "R4a", "R4b"),
+        ("ReplanRequest", "R4b", "R7"),
+        ("OutcomeSummary", "R4b", "R7"),
+        ("PlanDirective", "R7", "R2"),
+        ("Megram", "R7", "R5"),
+        ("Megram", "User", "R5"),
+        ("FinalResult", "R7", "User"),
+        ("NextMoves", "R2", "User"),
+        ("AuditQuery", "User", "R6"),
+        ("AuditReport", "R6", "User"),
+    }
+)
+
+MESSAGE_TYPES: frozenset[str] = frozenset(route[0] for route in ROUTES)
+
+
+def is_on_route(type_: str, sender: str, recipient: str) -> bool:
+    """Return True when the route table allows this message."""
+    return (type_, sender, recipient) in ROUTES
+
+
+def queue_for(recipient: str) -> str | None:
+    """Return the worker queue that delivers to ``recipient``, or None.
+
+    Messages to the User and to the Auditor are delivered by publication: the
+    dashboard and the Auditor tap the bus, so no worker runs a handler for them.
+    """
+    if recipient == "R5":
+        return "memory"
+    if recipient in ("User", "R6"):
+        return None
+    return "pipeline"
