@@ -1,0 +1,186 @@
+"""The observable, durable bus: every inter-role message goes through ``send``.
+
+``send`` stores a BusMessage in the caller's transaction; on commit the JSON
+envelope is published on ``artoo.bus.run.<run_id>`` and ``artoo.bus.all`` and
+``deliver(message_id)`` is enqueued on the recipient's queue. ``deliver`` runs the
+handler registered for (recipient, type) and marks the message delivered in the
+handler's transaction; a delivered message is never handled twice. The sweeper
+re-enqueues what a lost enqueue left behind (transactional outbox).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+from pydantic import BaseModel
+
+from artoo_web import redisconn, topics
+from artoo_web.models import BusMessage, Run
+from roles import routes
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[BusMessage], None]
+
+
+class BoundaryViolation(ValueError):
+    """A message that the route table does not allow."""
+
+
+@dataclass(frozen=True)
+class Registration:
+    handler: Handler
+    # A self-committing handler opens ``delivering(msg)`` itself, around its
+    # persistence only, so a long LLM or tool call holds no transaction.
+    self_committing: bool
+
+
+_handlers: dict[tuple[str, str], Registration] = {}
+
+
+def handler(recipient: str, type_: str, *, self_committing: bool = False):
+    """Register the decorated function as the handler of (recipient, type)."""
+
+    def register(fn: Handler) -> Handler:
+        _handlers[(recipient, type_)] = Registration(fn, self_committing)
+        return fn
+
+    return register
+
+
+def registration_for(recipient: str, type_: str) -> Registration | None:
+    """Return the handler registered for (recipient, type), if any."""
+    return _handlers.get((recipient, type_))
+
+
+def validate_payload(type_: str, payload: dict | BaseModel) -> dict:
+    """Return the payload as JSON data, validated by the type's contract model."""
+    from roles import contracts
+
+    model = getattr(contracts, "CONTRACTS", {}).get(type_)
+    if isinstance(payload, BaseModel):
+        payload = payload.model_dump(mode="json", by_alias=True)
+    if model is not None:
+        payload = model.model_validate(payload).model_dump(mode="json", by_alias=True)
+    return json.loads(json.dumps(payload, cls=DjangoJSONEncoder))
+
+
+def send(
+    run: Run,
+    sender: str,
+    recipient: str,
+    type_: str,
+    payload: dict | BaseModel,
+    *,
+    round: int | None = None,
+    allow_off_route: bool = False,
+) -> BusMessage:
+    """Store a message in the caller's transaction; publish and enqueue on commit."""
+    if not allow_off_route and not routes.is_on_route(type_, sender, recipient):
+        raise BoundaryViolation(f"{type_} from {sender} to {recipient} is off-route")
+    queue = routes.queue_for(recipient)
+    msg = BusMessage.objects.create(
+        run=run,
+        round=run.round if round is None else round,
+        sender=sender,
+        recipient=recipient,
+        type=type_,
+        payload=validate_payload(type_, payload),
+        # Messages to the user and the Auditor are delivered by publication.
+        delivered_at=timezone.now() if queue is None else None,
+    )
+    transaction.on_commit(lambda: _after_commit(msg, queue))
+    return msg
+
+
+def _after_commit(msg: BusMessage, queue: str | None) -> None:
+    publish(msg)
+    if queue is not None:
+        enqueue(msg.id, queue)
+
+
+def publish(msg: BusMessage) -> None:
+    """Publish the envelope on the run's channel and the all-runs channel."""
+    data = json.dumps(msg.envelope(), cls=DjangoJSONEncoder)
+    try:
+        with redisconn.client().pipeline(transaction=False) as pipe:
+            pipe.publish(topics.bus_run(msg.run_id), data)
+            pipe.publish(topics.BUS_ALL, data)
+            pipe.execute()
+    except Exception:
+        # The table is the record; observers catch up from it.
+        log.warning("bus: publish of message %s failed", msg.id, exc_info=True)
+
+
+def enqueue(message_id: int, queue: str) -> None:
+    """Enqueue delivery; on failure the sweeper picks the message up later."""
+    from artoo_web.tasks import deliver
+
+    try:
+        deliver.apply_async(args=[message_id], queue=queue)
+    except Exception:
+        log.warning("bus: enqueue of message %s failed", message_id, exc_info=True)
+
+
+@contextmanager
+def delivering(msg: BusMessage) -> Iterator[bool]:
+    """Open the transaction that stores a handler's outputs and marks delivery.
+
+    Yields False when another delivery got there first; the caller must then
+    store nothing.
+    """
+    with transaction.atomic():
+        claimed = BusMessage.objects.filter(id=msg.id, delivered_at__isnull=True)
+        fresh = bool(claimed.select_for_update().values_list("id", flat=True)[:1])
+        yield fresh
+        if fresh:
+            claimed.update(delivered_at=timezone.now())
+
+
+def deliver(message_id: int) -> str:
+    """Run the registered handler for one message; report what happened."""
+    msg = BusMessage.objects.select_related("run").filter(id=message_id).first()
+    if msg is None:
+        return "missing"
+    if msg.delivered_at is not None:
+        return "already-delivered"
+    reg = registration_for(msg.recipient, msg.type)
+    if reg is None:
+        # No handler yet: leave it undelivered and visible, never drop it.
+        return "no-handler"
+    if reg.self_committing:
+        reg.handler(msg)
+        return "delivered"
+    with delivering(msg) as fresh:
+        if not fresh:
+            return "already-delivered"
+        reg.handler(msg)
+    return "delivered"
+
+
+def undelivered(older_than_s: int, limit: int = 500) -> list[BusMessage]:
+    """Return deliverable messages left undelivered for longer than the delay."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    pending = BusMessage.objects.filter(
+        delivered_at__isnull=True, created_at__lt=cutoff
+    ).order_by("id")[:limit]
+    return [m for m in pending if registration_for(m.recipient, m.type) is not None]
+
+
+def sweep(older_than_s: int) -> int:
+    """Re-enqueue undelivered messages older than the delay; return the count."""
+    count = 0
+    for msg in undelivered(older_than_s):
+        queue = routes.queue_for(msg.recipient)
+        if queue is not None:
+            enqueue(msg.id, queue)
+            count += 1
+    return count

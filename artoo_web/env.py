@@ -1,0 +1,56 @@
+"""Read settings from the environment; a malformed value is an ImproperlyConfigured."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off", ""}
+
+
+def envstr(name: str, default: str = "", env: Mapping[str, str] = os.environ) -> str:
+    """Return the variable's value, or ``default`` when it is unset."""
+    return env.get(name, default)
+
+
+def envbool(name: str, default: bool, env: Mapping[str, str] = os.environ) -> bool:
+    """Return the variable as a boolean; anything but yes/no words is an error."""
+    raw = env.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in TRUE:
+        return True
+    if value in FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
+
+
+def envint(
+    name: str,
+    default: int,
+    env: Mapping[str, str] = os.environ,
+    *,
+    minimum: int | None = None,
+) -> int:
+    """Return the variable as an integer of at least ``minimum``."""
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def envlist(
+    name: str, default: str = "", env: Mapping[str, str] = os.environ
+) -> list[str]:
+    """Return the variable split on commas, blanks dropped."""
+    return [item.strip() for item in env.get(name, default).split(",") if item.strip()]

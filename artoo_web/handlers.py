@@ -1,0 +1,1 @@
+"""Bus handlers of every role, registered with ``bus.handler`` on import."""

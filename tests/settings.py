@@ -1,0 +1,24 @@
+"""Settings for the test session: environment defaults, then the real settings.
+
+Tests use REDIS_URL when it answers, else the machine's Redis on a database of
+their own, else an embedded redis-server started here and stopped at exit.
+"""
+
+import atexit
+import os
+from pathlib import Path
+
+from artoo_web import launcher
+
+_root = Path(__file__).resolve().parent.parent
+os.environ.setdefault("SECRET_KEY", "artoo-tests-only-not-secret")
+os.environ.setdefault("ARTOO_DATA_DIR", str(_root / ".artoo" / "test"))
+Path(os.environ["ARTOO_DATA_DIR"]).mkdir(parents=True, exist_ok=True)
+atexit.register(
+    launcher.stop,
+    launcher.ensure_redis(
+        os.environ, Path(os.environ["ARTOO_DATA_DIR"]), for_tests=True
+    ),
+)
+
+from artoo_web.settings import *  # noqa: E402, F403
