@@ -74,7 +74,7 @@ def validate_payload(type_: str, payload: dict | BaseModel) -> dict:
 
 
 def send(
-    run: Run,
+    run: Run | None,
     sender: str,
     recipient: str,
     type_: str,
@@ -89,7 +89,7 @@ def send(
     queue = routes.queue_for(recipient)
     msg = BusMessage.objects.create(
         run=run,
-        round=run.round if round is None else round,
+        round=(run.round if run else 0) if round is None else round,
         sender=sender,
         recipient=recipient,
         type=type_,
@@ -112,7 +112,8 @@ def publish(msg: BusMessage) -> None:
     data = json.dumps(msg.envelope(), cls=DjangoJSONEncoder)
     try:
         with redisconn.client().pipeline(transaction=False) as pipe:
-            pipe.publish(topics.bus_run(msg.run_id), data)
+            if msg.run_id:
+                pipe.publish(topics.bus_run(msg.run_id), data)
             pipe.publish(topics.BUS_ALL, data)
             pipe.execute()
     except Exception:

@@ -77,7 +77,10 @@ class BusMessage(models.Model):
     """One inter-role message; the id is the bus's global order."""
 
     id = models.BigAutoField(primary_key=True)
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="messages")
+    # Null for messages about no single run (an operator's audit query).
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, related_name="messages", null=True, blank=True
+    )
     round = models.PositiveIntegerField(default=0)
     sender = models.CharField(max_length=8)
     recipient = models.CharField(max_length=8)
@@ -104,7 +107,7 @@ class BusMessage(models.Model):
         """Return the JSON envelope published on the bus channels."""
         return {
             "id": self.id,
-            "run": str(self.run_id),
+            "run": str(self.run_id) if self.run_id else None,
             "round": self.round,
             "sender": self.sender,
             "recipient": self.recipient,
