@@ -22,3 +22,7 @@ atexit.register(
 )
 
 from artoo_web.settings import *  # noqa: E402, F403
+
+# Worker threads close their connection after each task, so the test database
+# can be dropped at the end of the session.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
