@@ -1,0 +1,98 @@
+"""The canonical tool-call evidence entry, written by R3 and read by GGS and memory.
+
+One entry per executed tool call::
+
+    shell: {"command": "ls /tmp"} → a.txt
+    b.txt
+
+The tool name, ``": "``, the arguments as a JSON object, ``" → "``, then the first
+200 characters of the (stripped) output. The parser decodes the JSON with
+``raw_decode``, so arrows and colons inside the arguments or the output are safe.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+ARROW = " → "
+OUTPUT_HEAD = 200
+TARGET_KEYS = ("query", "command", "path", "url")
+TARGET_LIMIT = 120
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_DECODER = json.JSONDecoder()
+# Why a call counts as failed when only its output head is known: these are the
+# markers our tools and shells print on failure (R4a's environmental regex plus
+# generic error words).
+_FAILED_OUTPUT = re.compile(
+    r"(^error\b|\berror:|\[LAW1\]|permission denied|no such file|not found|"
+    r"not exist|connection refused|timed? ?out|network error|exit (code|status) "
+    r"[1-9]|traceback \(most recent call last\))",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One parsed evidence entry; ``target`` is short enough for a memory tag."""
+
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    target: str = ""
+    output: str = ""
+
+
+def format_evidence(tool: str, args: dict[str, Any], output: str) -> str:
+    """Return the canonical evidence entry for one tool call."""
+    if not isinstance(tool, str) or not _TOOL_NAME.match(tool):
+        raise ValueError(f"tool name must be a non-empty identifier, got {tool!r}")
+    if not isinstance(args, dict):
+        raise TypeError(f"args must be a dict, not {type(args).__name__}")
+    encoded = json.dumps(args, ensure_ascii=False, default=str)
+    head = str(output if output is not None else "").strip()[:OUTPUT_HEAD]
+    return f"{tool}: {encoded}{ARROW}{head}"
+
+
+def parse_evidence(entry: object) -> ToolCall | None:
+    """Return the ToolCall of an evidence entry, or None when it is not one."""
+    if not isinstance(entry, str):
+        return None
+    tool, sep, rest = entry.partition(": ")
+    tool = tool.strip()
+    if not sep or not _TOOL_NAME.match(tool):
+        return None
+    rest = rest.lstrip()
+    try:
+        args, end = _DECODER.raw_decode(rest)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(args, dict):
+        return None
+    return ToolCall(tool, args, first_target(args, TARGET_LIMIT), _output(rest[end:]))
+
+
+def first_target(args: dict[str, Any], limit: int | None = None) -> str:
+    """Return the first non-empty query/command/path/url, cut at ``limit`` chars."""
+    for key in TARGET_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            value = value.strip()
+            if limit is not None and len(value) > limit:
+                return value[:limit] + "…"
+            return value
+    return ""
+
+
+def is_failed_call(call: ToolCall) -> bool:
+    """Return True when the call's output head reports an error."""
+    return bool(_FAILED_OUTPUT.search(call.output))
+
+
+def _output(tail: str) -> str:
+    stripped = tail.lstrip(" ")
+    if stripped.startswith("→"):
+        return stripped[1:].removeprefix(" ")
+    return tail.strip()

@@ -1,0 +1,290 @@
+"""R7, the Goal Gradient Solver: one pure step of the medium-loop controller.
+
+``step(state, message)`` reads R4b's ReplanRequest or OutcomeSummary and the run's
+GGS state, and returns the PlanDirective or FinalResult to send, the next state
+and the Megrams to write. It never reads a clock: Megram ids and times come from
+the injected ``id_factory`` and ``now``, and stay empty otherwise.
+
+The decision follows spec v0.8 §R7: Ω ≥ θ → abandon; D ≤ δ → success; then
+|∇L| ≥ ε (signal) and P > ρ (logical) choose among break_symmetry,
+change_approach, change_path and refine. Law 2 and R4b's abandon recommendation
+turn an action into abandon, never a success.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from roles.contracts import (
+    Contract,
+    FinalResult,
+    MacroState,
+    Megram,
+    OutcomeSummary,
+    PlanDirective,
+    ReplanRequest,
+)
+from roles.evidence import first_target
+from roles.ggs_megrams import action_megrams, calls_of, make_megram, terminal_content
+from roles.ggs_output import (
+    Round,
+    abandon_summary,
+    action_rationale,
+    blocked_targets,
+    blocked_tools,
+    dedupe,
+    failed_criterion,
+    failure_class,
+    matched_output,
+    success_summary,
+    terminal_rationale,
+)
+from roles.loss import (
+    GGSConfig,
+    distance,
+    implausibility,
+    resource_cost,
+    rounded,
+    total_loss,
+)
+
+__all__ = ["GGSConfig", "GGSState", "StepResult", "select_directive", "step"]
+
+TERMINAL = frozenset({"accept", "success", "abandon"})
+
+
+class GGSState(Contract):
+    """What GGS remembers about a run between rounds; ``GGSState()`` is round 0."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    l_prev: float | None = None
+    replans: int = Field(default=0, ge=0)
+    worsening_count: int = Field(default=0, ge=0)
+    tried_targets: list[str] = Field(default_factory=list)
+    prev_directive: MacroState = "init"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the state as plain JSON data for the Run row."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GGSState:
+        """Return the state stored by ``to_dict``; raise ValidationError if bad."""
+        return cls.model_validate(data)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """The outcome of one GGS step."""
+
+    output: PlanDirective | FinalResult
+    state: GGSState
+    megrams: list[Megram] = field(default_factory=list)
+
+    @property
+    def directive(self) -> str:
+        """Return the macro-state chosen this round."""
+        return self.output.directive
+
+
+@dataclass(frozen=True)
+class _Stamp:
+    now: datetime | None
+    id_factory: Callable[[], str] | None
+
+
+def step(
+    state: GGSState,
+    message: ReplanRequest | OutcomeSummary,
+    config: GGSConfig = GGSConfig(),  # noqa: B008 - frozen, so sharing is safe
+    *,
+    human_wait_ms: float = 0,
+    now: datetime | None = None,
+    id_factory: Callable[[], str] | None = None,
+) -> StepResult:
+    """Return GGS's answer to ``message`` given the run's ``state``.
+
+    ``human_wait_ms`` (time spent waiting on approvals and answers) is taken off
+    the elapsed time, so it does not count toward Ω.
+    """
+    if not isinstance(state, GGSState):
+        raise TypeError(f"state must be a GGSState, not {type(state).__name__}")
+    if not isinstance(config, GGSConfig):
+        raise TypeError(f"config must be a GGSConfig, not {type(config).__name__}")
+    if isinstance(human_wait_ms, bool) or not isinstance(human_wait_ms, int | float):
+        raise TypeError("human_wait_ms must be a number of milliseconds")
+    if human_wait_ms < 0:
+        raise ValueError("human_wait_ms must be >= 0")
+    if not isinstance(message, ReplanRequest | OutcomeSummary):
+        raise TypeError(
+            "message must be a ReplanRequest or an OutcomeSummary, "
+            f"not {type(message).__name__}"
+        )
+    elapsed = max(0.0, message.elapsed_ms - human_wait_ms)
+    handler = _accept if isinstance(message, OutcomeSummary) else _replan
+    return handler(state, message, elapsed, config, _Stamp(now, id_factory))
+
+
+def select_directive(
+    grad: float, d: float, p: float, omega: float, config: GGSConfig
+) -> str:
+    """Return the macro-state of the v0.8 cascade for these numbers."""
+    if omega >= config.theta:
+        return "abandon"
+    if d <= config.delta:
+        return "success"
+    has_signal = abs(grad) >= config.epsilon
+    if p > config.rho:
+        return "change_approach" if has_signal else "break_symmetry"
+    return "refine" if has_signal else "change_path"
+
+
+def _gradient(l_now: float, state: GGSState) -> float:
+    return 0.0 if state.l_prev is None else rounded(l_now - state.l_prev)
+
+
+def _accept(
+    state: GGSState,
+    message: OutcomeSummary,
+    elapsed: float,
+    config: GGSConfig,
+    stamp: _Stamp,
+) -> StepResult:
+    # Accept does not count as a replan: Ω uses the rounds already spent.
+    omega = resource_cost(state.replans, elapsed, config)
+    d, p = 0.0, 0.5
+    loss = total_loss(d, p, omega, config)
+    rnd = Round(d, p, omega, loss, _gradient(loss, state), state.replans, "accept")
+    content = terminal_content("accept", message.outcomes, message.summary, "")
+    result = _final(
+        state,
+        message.task_id,
+        rnd,
+        (message.summary, message.merged_output, terminal_rationale(rnd, config)),
+    )
+    return StepResult(
+        output=result,
+        state=_next_state(state, rnd, state.tried_targets),
+        megrams=[_terminal_megram(message.task_id, "accept", content, stamp)],
+    )
+
+
+def _replan(
+    state: GGSState,
+    message: ReplanRequest,
+    elapsed: float,
+    config: GGSConfig,
+    stamp: _Stamp,
+) -> StepResult:
+    rnd = _decide(state, message, elapsed, config)
+    failing = calls_of(o for o in message.outcomes if o.status == "failed")
+    latest = dedupe(first_target(call.args) for _, call in failing)
+    tried = dedupe([*state.tried_targets, *latest])
+    next_state = _next_state(state, rnd, tried)
+    if rnd.directive in TERMINAL:
+        return _terminal(state, message, rnd, config, stamp, next_state)
+    directive = PlanDirective(
+        task_id=message.task_id,
+        loss=rnd.loss,
+        prev_directive=state.prev_directive,
+        directive=rnd.directive,
+        blocked_tools=blocked_tools(rnd, failing, config),
+        blocked_targets=blocked_targets(rnd, latest, tried, config),
+        failed_criterion=failed_criterion(
+            message.outcomes, message.task_criteria_verdicts
+        ),
+        failure_class=failure_class(rnd.p, config),
+        budget_pressure=rnd.omega,
+        grad_l=rnd.grad,
+        rationale=action_rationale(rnd, config, message.gap_summary),
+    )
+    megrams = action_megrams(
+        rnd.directive, failing, now=stamp.now, id_factory=stamp.id_factory
+    )
+    return StepResult(output=directive, state=next_state, megrams=megrams)
+
+
+def _decide(
+    state: GGSState, message: ReplanRequest, elapsed: float, config: GGSConfig
+) -> Round:
+    replans = state.replans + 1  # Ω counts the round being decided
+    outcomes, verdicts = message.outcomes, message.task_criteria_verdicts
+    d = distance(outcomes, verdicts, rejected=True)
+    p = implausibility(outcomes, verdicts)
+    omega = resource_cost(replans, elapsed, config)
+    loss = total_loss(d, p, omega, config)
+    grad = _gradient(loss, state)
+    worsening = state.worsening_count + 1 if grad >= config.epsilon else 0
+    directive = select_directive(grad, d, p, omega, config)
+    cause = "budget" if directive == "abandon" else ""
+    if directive not in TERMINAL:
+        if worsening >= config.law2_kill:
+            directive, cause = "abandon", "law2"
+        elif message.recommendation == "abandon":
+            directive, cause = "abandon", "recommendation"
+    return Round(d, p, omega, loss, grad, replans, directive, cause, worsening)
+
+
+def _terminal(
+    state: GGSState,
+    message: ReplanRequest,
+    rnd: Round,
+    config: GGSConfig,
+    stamp: _Stamp,
+    next_state: GGSState,
+) -> StepResult:
+    outcomes, gap = message.outcomes, message.gap_summary
+    if rnd.directive == "success":
+        summary = success_summary(rnd, outcomes, gap, config)
+        output = matched_output(outcomes)
+    else:
+        summary, output = abandon_summary(rnd, outcomes, gap, config), None
+    rationale = terminal_rationale(rnd, config, gap)
+    result = _final(state, message.task_id, rnd, (summary, output, rationale))
+    content = terminal_content(rnd.directive, outcomes, summary, gap)
+    megram = _terminal_megram(message.task_id, rnd.directive, content, stamp)
+    return StepResult(output=result, state=next_state, megrams=[megram])
+
+
+def _final(
+    state: GGSState, task_id: str, rnd: Round, text: tuple[str, Any, str]
+) -> FinalResult:
+    summary, output, rationale = text
+    return FinalResult(
+        task_id=task_id,
+        summary=summary,
+        output=output,
+        loss=rnd.loss,
+        grad_l=rnd.grad,
+        replans=rnd.replans,
+        prev_directive=state.prev_directive,
+        directive=rnd.directive,
+        rationale=rationale,
+    )
+
+
+def _next_state(state: GGSState, rnd: Round, tried: list[str]) -> GGSState:
+    return GGSState(
+        l_prev=rnd.l,
+        replans=rnd.replans,
+        worsening_count=rnd.worsening_count,
+        tried_targets=list(tried),
+        prev_directive=rnd.directive,
+    )
+
+
+def _terminal_megram(task_id: str, state: str, content: str, stamp: _Stamp) -> Megram:
+    return make_megram(
+        f"intent:{task_id}",
+        "env:local",
+        content,
+        state,
+        now=stamp.now,
+        id_factory=stamp.id_factory,
+    )

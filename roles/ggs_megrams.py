@@ -1,0 +1,119 @@
+"""The Megrams GGS writes: one per run end, one per failing (tool, target).
+
+Terminal states write ``space intent:<task_id>``, ``entity env:local``; action
+states write ``space tool:<name>``, ``entity target:<value>`` for every distinct
+failing call. f, σ and k come from the quantization matrix (paper §6.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from roles.contracts import Megram, SubTaskOutcome
+from roles.evidence import ToolCall, parse_evidence
+
+CONTENT_LIMIT = 500
+
+QUANTIZATION: dict[str, tuple[float, float, float]] = {
+    "abandon": (0.95, -1.0, 0.05),
+    "accept": (0.90, 1.0, 0.05),
+    "change_approach": (0.85, -1.0, 0.05),
+    "success": (0.80, 1.0, 0.05),
+    "break_symmetry": (0.75, 1.0, 0.05),
+    "change_path": (0.30, 0.0, 0.2),
+    "refine": (0.10, 0.5, 0.5),
+}
+
+
+def make_megram(
+    space: str,
+    entity: str,
+    content: str,
+    state: str,
+    *,
+    now: datetime | None = None,
+    id_factory: Callable[[], str] | None = None,
+) -> Megram:
+    """Return a Megram of ``state`` quantized by the matrix; id/time if injected."""
+    f, sigma, k = QUANTIZATION[state]
+    return Megram(
+        id=id_factory() if id_factory else "",
+        created_at=now,
+        space=space,
+        entity=entity,
+        content=content[:CONTENT_LIMIT],
+        state=state,
+        f=f,
+        sigma=sigma,
+        k=k,
+    )
+
+
+def calls_of(
+    outcomes: Iterable[SubTaskOutcome],
+) -> list[tuple[SubTaskOutcome, ToolCall]]:
+    """Return every parsable tool call of ``outcomes`` with its outcome."""
+    return [
+        (outcome, call)
+        for outcome in outcomes
+        for call in map(parse_evidence, outcome.tool_calls)
+        if call is not None
+    ]
+
+
+def terminal_content(
+    state: str, outcomes: list[SubTaskOutcome], summary: str, gap: str
+) -> str:
+    """Return the content of a terminal Megram: tools used and the result or gap."""
+    wanted = "failed" if state == "abandon" else "matched"
+    entries = _dedupe(
+        f"{call.tool}:{call.target}" if call.target else call.tool
+        for _, call in calls_of(o for o in outcomes if o.status == wanted)
+    )
+    tools = ", ".join(entries)
+    if state != "abandon":
+        return (
+            f"Succeeded. Tools: {tools}. Result: {summary}"
+            if tools
+            else (f"Succeeded. Result: {summary}")
+        )
+    parts = ["Failed."]
+    if tools:
+        parts.append(f"Tools tried: {tools}.")
+    if gap:
+        parts.append(f"Gap: {gap}")
+    return " ".join(parts)
+
+
+def action_megrams(
+    state: str,
+    failing: list[tuple[SubTaskOutcome, ToolCall]],
+    *,
+    now: datetime | None = None,
+    id_factory: Callable[[], str] | None = None,
+) -> list[Megram]:
+    """Return one Megram per distinct (tool, target) of the failing calls."""
+    megrams, seen = [], set()
+    for outcome, call in failing:
+        if not call.target or (call.tool, call.target) in seen:
+            continue
+        seen.add((call.tool, call.target))
+        content = outcome.intent or outcome.subtask_id
+        if outcome.failure_reason:
+            content += f": {outcome.failure_reason}"
+        megrams.append(
+            make_megram(
+                f"tool:{call.tool}",
+                f"target:{call.target}",
+                content,
+                state,
+                now=now,
+                id_factory=id_factory,
+            )
+        )
+    return megrams
+
+
+def _dedupe(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v))

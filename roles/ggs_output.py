@@ -1,0 +1,228 @@
+"""What GGS says about a round: MUST NOT sets, rationale and summaries.
+
+The decision itself is in ``roles.ggs``; this module turns a decided ``Round`` into
+the fields of a PlanDirective or FinalResult.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from roles.contracts import CriterionVerdict, Loss, SubTaskOutcome
+from roles.evidence import ToolCall, is_failed_call
+from roles.loss import GGSConfig
+
+FailingCall = tuple[SubTaskOutcome, ToolCall]
+
+
+@dataclass(frozen=True)
+class Round:
+    """The numbers and the decision of one GGS round."""
+
+    d: float
+    p: float
+    omega: float
+    l: float  # noqa: E741 - the spec's name for the loss
+    grad: float
+    replans: int
+    directive: str
+    cause: str = ""
+    worsening_count: int = 0
+
+    @property
+    def loss(self) -> Loss:
+        """Return the loss breakdown for the contracts."""
+        return Loss(D=self.d, P=self.p, Omega=self.omega, L=self.l)
+
+    def is_worsening(self, config: GGSConfig) -> bool:
+        """Return True when the loss rose by at least ε this round."""
+        return self.grad >= config.epsilon
+
+
+def blocked_tools(
+    rnd: Round, failing: list[FailingCall], config: GGSConfig
+) -> list[str]:
+    """Return the tools R2 must not use next round (logical directives only).
+
+    break_symmetry, and change_approach while the loss worsens, block every tool of
+    the failing subtasks; change_approach while the loss improves blocks only the
+    tools whose calls failed (a subtask's last call when none reported an error).
+    """
+    if rnd.directive == "break_symmetry" or (
+        rnd.directive == "change_approach" and rnd.is_worsening(config)
+    ):
+        return dedupe(call.tool for _, call in failing)
+    if rnd.directive != "change_approach":
+        return []
+    by_outcome: dict[str, list[ToolCall]] = {}
+    for outcome, call in failing:
+        by_outcome.setdefault(outcome.subtask_id, []).append(call)
+    tools = []
+    for calls in by_outcome.values():
+        tools += [c.tool for c in calls if is_failed_call(c)] or [calls[-1].tool]
+    return dedupe(tools)
+
+
+def blocked_targets(
+    rnd: Round, latest: list[str], tried: list[str], config: GGSConfig
+) -> list[str]:
+    """Return the targets R2 must not reuse (environmental directives only).
+
+    change_path, and refine while the loss worsens, block every target tried in
+    the run; refine while the loss improves blocks only this round's.
+    """
+    if rnd.directive == "change_path" or (
+        rnd.directive == "refine" and rnd.is_worsening(config)
+    ):
+        return list(tried)
+    return list(latest) if rnd.directive == "refine" else []
+
+
+def failure_class(p: float, config: GGSConfig) -> str:
+    """Return logical above ρ, environmental below it, mixed on it."""
+    if p > config.rho:
+        return "logical"
+    return "environmental" if p < config.rho else "mixed"
+
+
+def failed_criterion(
+    outcomes: list[SubTaskOutcome], task_verdicts: list[CriterionVerdict]
+) -> str:
+    """Return the criterion that drives D: the first one left unmet."""
+    for outcome in outcomes:
+        last = outcome.gap_trajectory[-1:] if outcome.status == "failed" else []
+        if last and last[0].unmet_criteria:
+            return last[0].unmet_criteria[0]
+    verdicts = [v for o in outcomes for v in o.criteria_verdicts] + task_verdicts
+    return next((v.criterion for v in verdicts if v.verdict == "fail"), "")
+
+
+def action_rationale(rnd: Round, config: GGSConfig, gap: str) -> str:
+    """Return why an action directive was chosen, with its numbers."""
+    g, p, d = rnd.grad, rnd.p, rnd.d
+    worse = rnd.is_worsening(config)
+    eps, rho, delta = config.epsilon, config.rho, config.delta
+    text = {
+        "break_symmetry": f"Local minimum (|∇L|={abs(g):.3f} < ε={eps}, D={d:.2f} > "
+        f"δ={delta}), logical failure (P={p:.2f} > ρ={rho}). Block all tried "
+        "tools, demand novel approach.",
+        "change_path": f"Plateau (|∇L|={abs(g):.3f} < ε={eps}, D={d:.2f} > "
+        f"δ={delta}), environmental origin (P={p:.2f} ≤ ρ={rho}). Same tool class, "
+        "different target; all tried targets blocked.",
+        "change_approach": f"Loss {'worsening' if worse else 'improving'} "
+        f"(∇L={g:+.3f}, |∇L| ≥ ε={eps}) with logical failure (P={p:.2f} > ρ={rho}). "
+        + (
+            "Switch tool class entirely; every tool of the failing subtasks blocked."
+            if worse
+            else "Distrust the trend and switch method; failing tools blocked."
+        ),
+        "refine": f"Loss {'worsening' if worse else 'decreasing'} (∇L={g:+.3f}, "
+        f"|∇L| ≥ ε={eps}), approach is sound (P={p:.2f} ≤ ρ={rho}). "
+        + (
+            "Adjust path/parameters; all tried targets blocked."
+            if worse
+            else "Tighten parameters; the latest failed targets blocked."
+        ),
+    }[rnd.directive]
+    return _with_numbers(text, rnd, gap)
+
+
+def terminal_rationale(rnd: Round, config: GGSConfig, gap: str = "") -> str:
+    """Return why the run ends here, with its numbers."""
+    if rnd.directive == "accept":
+        text = "All subtasks matched and the merged result was verified."
+    elif rnd.directive == "success":
+        text = f"Converged: D={rnd.d:.2f} ≤ δ={config.delta}, Ω < θ={config.theta}."
+    else:
+        cause = abandon_cause(rnd, config)
+        text = f"{cause[0].upper()}{cause[1:]}."
+    return _with_numbers(text, rnd, gap)
+
+
+def abandon_cause(rnd: Round, config: GGSConfig) -> str:
+    """Return the reason an abandon happened, in a few words with numbers."""
+    if rnd.cause == "law2":
+        return (
+            f"loss worsened {rnd.worsening_count} rounds in a row "
+            f"(∇L={rnd.grad:+.3f} ≥ ε={config.epsilon}, Law 2)"
+        )
+    if rnd.cause == "recommendation":
+        return f"R4b recommended abandon after {rnd.replans} replan request(s)"
+    return f"budget exhausted (Ω={rnd.omega:.2f} ≥ θ={config.theta})"
+
+
+def success_summary(
+    rnd: Round, outcomes: list[SubTaskOutcome], gap: str, config: GGSConfig
+) -> str:
+    """Return the FinalResult summary of a success (D ≤ δ) round."""
+    done, failed = _split(outcomes)
+    parts = [
+        f"✅ Task completed within convergence threshold (D={rnd.d:.2f} ≤ "
+        f"δ={config.delta})."
+    ]
+    if done:
+        parts.append(f"Completed: {'; '.join(done)}.")
+    if failed:
+        parts.append(f"Failed but within threshold: {'; '.join(failed)}.")
+    if gap:
+        parts.append(gap)
+    return " ".join(parts)
+
+
+def abandon_summary(
+    rnd: Round, outcomes: list[SubTaskOutcome], gap: str, config: GGSConfig
+) -> str:
+    """Return the FinalResult summary of an abandon: done, failed and the gap."""
+    done, failed = _split(outcomes)
+    parts = [f"❌ Task abandoned: {abandon_cause(rnd, config)}."]
+    parts.append(f"Completed: {'; '.join(done)}." if done else "Completed: nothing.")
+    if failed:
+        parts.append(f"Failed: {'; '.join(failed)}.")
+    if gap:
+        parts.append(f"Gap: {gap}")
+    parts.append(
+        "Consider breaking the task into smaller steps or retrying with more "
+        "specific instructions."
+    )
+    summary = " ".join(parts)
+    # Law 1 refusals must reach the user (paper §9): the run stopped on purpose.
+    return f"[LAW1] {summary}" if _mentions_law1(outcomes) else summary
+
+
+def matched_output(outcomes: list[SubTaskOutcome]) -> Any:
+    """Return the outputs of matched outcomes: None, the single one, or a list."""
+    outputs = [o.output for o in outcomes if o.status == "matched" and o.output]
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def dedupe(values: Iterable[str]) -> list[str]:
+    """Return the non-empty values once each, in first-seen order."""
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def _split(outcomes: list[SubTaskOutcome]) -> tuple[list[str], list[str]]:
+    def label(outcome: SubTaskOutcome) -> str:
+        return outcome.intent or outcome.subtask_id
+
+    done = [label(o) for o in outcomes if o.status == "matched"]
+    return done, [label(o) for o in outcomes if o.status != "matched"]
+
+
+def _mentions_law1(outcomes: list[SubTaskOutcome]) -> bool:
+    return any(
+        "[LAW1]" in (o.failure_reason or "") or any("[LAW1]" in c for c in o.tool_calls)
+        for o in outcomes
+        if o.status == "failed"
+    )
+
+
+def _with_numbers(text: str, rnd: Round, gap: str) -> str:
+    numbers = (
+        f"[D={rnd.d:.2f} P={rnd.p:.2f} Ω={rnd.omega:.2f} L={rnd.l:.3f} "
+        f"∇L={rnd.grad:+.3f}]"
+    )
+    return f"{text} {numbers}" + (f" Gap: {gap}" if gap else "")

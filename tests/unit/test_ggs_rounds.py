@@ -1,0 +1,419 @@
+"""GGS across rounds: Law 2, MUST NOT sets and their urgency, summaries, Megrams."""
+
+from datetime import UTC, datetime
+
+from roles.contracts import (
+    CriterionVerdict,
+    FinalResult,
+    OutcomeSummary,
+    PlanDirective,
+    ReplanRequest,
+    SubTaskOutcome,
+)
+from roles.evidence import format_evidence
+from roles.ggs import GGSState, step
+
+
+def shell(command, output=""):
+    return format_evidence("shell", {"command": command}, output)
+
+
+def failed(sid, klass="environmental", calls=(), **extra):
+    return SubTaskOutcome(
+        subtask_id=sid,
+        parent_task_id="t",
+        status="failed",
+        criteria_verdicts=[
+            CriterionVerdict(
+                criterion=f"{sid} works", verdict="fail", failure_class=klass
+            )
+        ],
+        tool_calls=list(calls),
+        **extra,
+    )
+
+
+def matched(sid, **extra):
+    return SubTaskOutcome(subtask_id=sid, parent_task_id="t", status="matched", **extra)
+
+
+def replan(*outcomes, **extra):
+    return ReplanRequest(task_id="t", outcomes=list(outcomes), **extra)
+
+
+def run(*messages, state=None):
+    results = []
+    state = state or GGSState()
+    for message in messages:
+        results.append(step(state, message))
+        state = results[-1].state
+    return results
+
+
+# --- Law 2 and R4b's recommendation -------------------------------------------
+
+
+def test_two_worsening_rounds_in_a_row_abandon_in_round_three():
+    rounds = run(
+        replan(failed("a"), matched("b"), matched("c")),  # D 1/3, L 0.28
+        replan(failed("a"), failed("b"), matched("c")),  # D 2/3, L 0.56
+        replan(failed("a"), failed("b"), failed("c")),  # D 1, L 0.84
+    )
+
+    first, second, third = (r.output for r in rounds)
+    assert first.directive == "change_path"
+    assert second.directive == "refine" and second.grad_l >= 0.1
+    assert rounds[1].state.worsening_count == 1
+    assert type(third) is FinalResult
+    assert third.directive == "abandon"
+    assert third.loss.Omega < 0.8
+    assert third.prev_directive == "refine"
+    assert "Law 2" in third.summary
+    assert "Law 2" in third.rationale
+
+
+def test_an_improving_round_resets_the_worsening_count():
+    rounds = run(
+        replan(failed("a"), matched("b"), matched("c")),
+        replan(failed("a"), failed("b"), matched("c")),
+        replan(failed("a"), matched("b"), matched("c")),
+        state=GGSState(),
+    )
+
+    assert rounds[1].state.worsening_count == 1
+    assert rounds[2].state.worsening_count == 0
+    assert rounds[2].output.directive == "refine"
+
+
+def test_law2_never_replaces_success():
+    state = GGSState(l_prev=0.0, worsening_count=1)
+    message = replan(failed("a"), *[matched(str(n)) for n in range(4)])
+
+    out = step(state, message).output
+
+    assert out.grad_l >= 0.1
+    assert out.directive == "success"
+
+
+def test_r4b_abandon_recommendation_abandons():
+    out = step(
+        GGSState(replans=2), replan(failed("a"), recommendation="abandon")
+    ).output
+
+    assert out.directive == "abandon"
+    assert out.replans == 3
+    assert "R4b recommended abandon after 3" in out.summary
+
+
+def test_r4b_abandon_recommendation_never_replaces_success():
+    message = replan(
+        failed("a"), *[matched(str(n)) for n in range(4)], recommendation="abandon"
+    )
+
+    assert step(GGSState(), message).output.directive == "success"
+
+
+def test_an_empty_plan_ends_in_abandon_with_full_distance():
+    message = replan(recommendation="abandon", gap_summary="planner: no plan")
+
+    out = step(GGSState(), message).output
+
+    assert out.directive == "abandon"
+    assert out.loss.D == 1.0
+    assert "Gap: planner: no plan" in out.summary
+
+
+# --- blocked targets and tools --------------------------------------------------
+
+
+def test_blocked_targets_accumulate_across_rounds():
+    rounds = run(
+        replan(failed("a", calls=[shell("ls /a", "No such file or directory")])),
+        replan(failed("a", calls=[shell("ls /b", "No such file or directory")])),
+    )
+
+    second = rounds[1].output
+    assert second.directive == "change_path"
+    assert second.blocked_targets == ["ls /a", "ls /b"]
+    assert second.blocked_tools == []
+    assert rounds[1].state.tried_targets == ["ls /a", "ls /b"]
+
+
+def test_targets_tried_under_a_logical_directive_still_accumulate():
+    rounds = run(
+        replan(failed("a", "logical", calls=[shell("grep -r x /a")])),  # L 0.92
+        replan(failed("a", calls=[shell("ls /b", "not found")])),  # L 0.76
+        replan(failed("a", calls=[shell("ls /c", "not found")])),  # L 0.84
+    )
+
+    assert rounds[0].output.directive == "break_symmetry"
+    assert rounds[0].output.blocked_targets == []
+    assert rounds[1].state.tried_targets == ["grep -r x /a", "ls /b"]
+    assert rounds[2].output.directive == "change_path"
+    assert rounds[2].output.blocked_targets == ["grep -r x /a", "ls /b", "ls /c"]
+
+
+def test_refine_while_improving_blocks_only_the_latest_targets():
+    rounds = run(
+        replan(failed("a", calls=[shell("ls /a")])),  # L 0.68
+        replan(failed("a", calls=[shell("ls /b")]), matched("b")),  # L 0.46
+    )
+
+    out = rounds[1].output
+    assert out.directive == "refine" and out.grad_l < 0
+    assert out.blocked_targets == ["ls /b"]
+    assert rounds[1].state.tried_targets == ["ls /a", "ls /b"]
+    assert "latest failed targets" in out.rationale
+
+
+def test_refine_while_worsening_blocks_every_tried_target():
+    rounds = run(
+        replan(failed("a", calls=[shell("ls /a")]), matched("b"), matched("c")),
+        replan(
+            failed("a", calls=[shell("ls /b")]),
+            failed("b", calls=[shell("ls /c")]),
+            matched("c"),
+        ),
+    )
+
+    out = rounds[1].output
+    assert out.directive == "refine" and out.grad_l > 0
+    assert out.blocked_targets == ["ls /a", "ls /b", "ls /c"]
+
+
+def test_break_symmetry_blocks_every_tool_of_failing_subtasks():
+    calls = [
+        format_evidence("glob", {"pattern": "*.md"}, "README.md"),
+        shell("pandoc x", "error: unknown format"),
+    ]
+
+    out = step(GGSState(), replan(failed("a", "logical", calls=calls))).output
+
+    assert out.directive == "break_symmetry"
+    assert out.blocked_tools == ["glob", "shell"]
+    assert out.blocked_targets == []
+
+
+def test_change_approach_while_improving_blocks_only_tools_whose_calls_failed():
+    calls = [
+        format_evidence("glob", {"pattern": "*.md"}, "README.md"),
+        shell("pandoc x", "error: unknown format"),
+    ]
+    rounds = run(
+        replan(failed("a", "logical", calls=calls)),  # L 0.92
+        replan(failed("a", "logical", calls=calls), matched("b")),  # L 0.64
+    )
+
+    out = rounds[1].output
+    assert out.directive == "change_approach" and out.grad_l < 0
+    assert out.blocked_tools == ["shell"]
+
+
+def test_change_approach_without_error_output_blocks_the_last_tool_called():
+    calls = [
+        format_evidence("glob", {"pattern": "*.md"}, "README.md"),
+        format_evidence("read_file", {"path": "README.md"}, "# Title"),
+    ]
+    rounds = run(
+        replan(failed("a", "logical", calls=calls)),
+        replan(failed("a", "logical", calls=calls), matched("b")),
+    )
+
+    assert rounds[1].output.blocked_tools == ["read_file"]
+
+
+def test_change_approach_while_worsening_blocks_every_tool_of_failing_subtasks():
+    calls = [
+        format_evidence("glob", {"pattern": "*.md"}, "README.md"),
+        shell("pandoc x", "error: unknown format"),
+    ]
+    rounds = run(
+        replan(failed("a", "logical", calls=calls), matched("b"), matched("c")),
+        replan(
+            failed("a", "logical", calls=calls),
+            failed("b", "logical", calls=calls),
+            matched("c"),
+        ),
+    )
+
+    out = rounds[1].output
+    assert out.directive == "change_approach" and out.grad_l > 0
+    assert out.blocked_tools == ["glob", "shell"]
+    assert out.blocked_targets == []
+
+
+def test_unparsable_evidence_blocks_nothing():
+    message = replan(failed("a", calls=["shell:ls /x → nothing"]))
+
+    result = step(GGSState(), message)
+
+    assert result.output.blocked_targets == []
+    assert result.megrams == []
+
+
+# --- summaries and outputs -----------------------------------------------------
+
+
+def test_success_lists_completed_and_failed_subtasks_and_delivers_outputs():
+    message = replan(
+        failed("a", intent="fetch the mirror"),
+        *[matched(str(n), intent=f"step {n}", output=f"out {n}") for n in range(4)],
+        gap_summary="mirror down",
+    )
+
+    out = step(GGSState(), message).output
+
+    assert out.directive == "success"
+    assert out.loss.D == 0.2
+    assert "Completed: step 0; step 1; step 2; step 3." in out.summary
+    assert "Failed but within threshold: fetch the mirror." in out.summary
+    assert out.output == ["out 0", "out 1", "out 2", "out 3"]
+
+
+def test_success_with_one_output_delivers_it_alone():
+    message = replan(
+        failed("a"), matched("b", output="only"), *[matched(str(n)) for n in range(3)]
+    )
+
+    assert step(GGSState(), message).output.output == "only"
+
+
+def test_abandon_lists_what_was_completed_what_failed_and_the_gap():
+    message = replan(
+        failed("a", intent="download the data"),
+        matched("b", intent="create the folder", output="ok"),
+        gap_summary="network unreachable",
+    )
+
+    out = step(GGSState(replans=3), message).output
+
+    assert out.directive == "abandon"
+    assert out.output is None
+    assert "Completed: create the folder." in out.summary
+    assert "Failed: download the data." in out.summary
+    assert "Gap: network unreachable" in out.summary
+    assert "budget exhausted (Ω=0.80 ≥ θ=0.8)" in out.summary
+
+
+def test_abandon_after_a_law1_refusal_says_so_first():
+    refusal = shell("rm -rf build", "[LAW1] rm deletes files permanently — denied")
+
+    out = step(GGSState(replans=3), replan(failed("a", calls=[refusal]))).output
+
+    assert out.summary.startswith("[LAW1] ")
+
+
+def test_abandon_with_nothing_completed_says_so():
+    out = step(GGSState(replans=3), replan(failed("a"))).output
+
+    assert "Completed: nothing." in out.summary
+
+
+def test_directive_rationale_carries_the_numbers_and_the_gap():
+    out = step(GGSState(), replan(failed("a"), gap_summary="disk full")).output
+
+    assert "D=1.00" in out.rationale
+    assert "Ω=0.20" in out.rationale
+    assert "L=0.680" in out.rationale
+    assert out.rationale.endswith("Gap: disk full")
+
+
+# --- Megrams -----------------------------------------------------------------
+
+
+def test_action_state_writes_one_megram_per_distinct_failing_call():
+    calls = [shell("ls /a", "No such file"), shell("ls /a", "No such file")]
+    other = format_evidence("fetch_url", {"url": "http://x"}, "timed out")
+    message = replan(
+        failed("a", calls=calls, intent="list a", failure_reason="missing"),
+        failed("b", calls=[other], intent="fetch x"),
+    )
+
+    megrams = step(GGSState(), message).megrams
+
+    assert [(m.space, m.entity) for m in megrams] == [
+        ("tool:shell", "target:ls /a"),
+        ("tool:fetch_url", "target:http://x"),
+    ]
+    assert megrams[0].content == "list a: missing"
+    assert megrams[0].state == "change_path"
+    assert (megrams[0].f, megrams[0].sigma, megrams[0].k) == (0.30, 0.0, 0.2)
+    assert megrams[0].id == "" and megrams[0].created_at is None
+
+
+def test_success_writes_one_terminal_megram_with_the_tools_used():
+    ok = matched("b", tool_calls=[shell("make", "built")])
+    message = replan(failed("a"), ok, *[matched(str(n)) for n in range(3)])
+
+    megrams = step(GGSState(), message).megrams
+
+    assert len(megrams) == 1
+    megram = megrams[0]
+    assert (megram.space, megram.entity, megram.state) == (
+        "intent:t",
+        "env:local",
+        "success",
+    )
+    assert (megram.f, megram.sigma, megram.k) == (0.80, 1.0, 0.05)
+    assert megram.content.startswith("Succeeded. Tools: shell:make. Result: ✅")
+
+
+def test_abandon_megram_records_the_tools_tried_and_the_gap():
+    message = replan(
+        failed("a", calls=[shell("curl x", "connection refused")]),
+        gap_summary="offline",
+    )
+
+    megram = step(GGSState(replans=3), message).megrams[0]
+
+    assert megram.state == "abandon"
+    assert (megram.f, megram.sigma) == (0.95, -1.0)
+    assert megram.content == "Failed. Tools tried: shell:curl x. Gap: offline"
+
+
+def test_abandon_megram_without_tools_or_gap_is_terse():
+    megram = step(GGSState(replans=3), replan(failed("a"))).megrams[0]
+
+    assert megram.content == "Failed."
+
+
+def test_accept_megram_names_the_tools_of_matched_subtasks():
+    summary = OutcomeSummary(
+        task_id="t",
+        summary="all good",
+        outcomes=[
+            matched("a", tool_calls=[format_evidence("search", {"query": "q"}, "r")])
+        ],
+    )
+
+    megram = step(GGSState(), summary).megrams[0]
+
+    assert megram.content == "Succeeded. Tools: search:q. Result: all good"
+    assert (megram.state, megram.f, megram.sigma) == ("accept", 0.90, 1.0)
+
+
+def test_injected_clock_and_ids_stamp_the_megrams():
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    ids = iter(["m1", "m2"])
+
+    megrams = step(
+        GGSState(),
+        replan(failed("a", calls=[shell("ls /a"), shell("ls /b")])),
+        now=now,
+        id_factory=lambda: next(ids),
+    ).megrams
+
+    assert [m.id for m in megrams] == ["m1", "m2"]
+    assert all(m.created_at == now for m in megrams)
+
+
+def test_step_is_deterministic_and_leaves_its_input_state_alone():
+    state = GGSState(tried_targets=["ls /z"])
+    message = replan(failed("a", calls=[shell("ls /a")]))
+
+    first, second = step(state, message), step(state, message)
+
+    assert first.output == second.output
+    assert first.megrams == second.megrams
+    assert state.tried_targets == ["ls /z"]
+    assert isinstance(first.output, PlanDirective)
