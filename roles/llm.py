@@ -1,0 +1,292 @@
+"""One client for every OpenAI-compatible chat-completions endpoint.
+
+OpenAI, DeepSeek, Ollama (``…/v1``), vLLM and the llama.cpp server are all
+reached through the ``openai`` package. The client adds what the pipeline
+needs on top: ``X-Artoo-Role``/``X-Artoo-Run`` headers, bounded retries with
+backoff (its own, so the count is known), prompt cancellation, tolerant JSON
+recovery with one repair request, and per-call usage records::
+
+    with client_for("R2", os.environ, run_id=run_id, cancelled=run.is_cancelled) as llm:
+        plan, usage = llm.complete_json(messages, PlanReply)
+
+Configuration lives in ``roles.llmconfig``; tool loops in ``roles.toolloop``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from roles.jsonparse import JSONExtractError, describe_error, parse_as, strip_think
+from roles.llmconfig import (
+    Endpoint,
+    LLMConfigError,
+    LLMSettings,
+    is_configured,
+    load_endpoint,
+    load_settings,
+    tier_of,
+)
+from roles.llmtransport import (
+    CallRecord,
+    LLMCancelled,
+    LLMError,
+    Transport,
+    Usage,
+    as_cancel_check,
+)
+
+__all__ = [
+    "CallRecord",
+    "ChatReply",
+    "LLMCancelled",
+    "LLMClient",
+    "LLMConfigError",
+    "LLMError",
+    "LLMOutputError",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "client_for",
+    "is_configured",
+]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+Message = Mapping[str, Any]
+
+REPAIR_PROMPT = (
+    "Your previous reply could not be used: {problem}\n"
+    "Reply again with only the corrected JSON object, no prose and no code fence."
+)
+
+
+class LLMOutputError(LLMError):
+    """Raised when a reply stays unusable after the repair request.
+
+    ``raw`` keeps the last reply for the debug log; it is deliberately left out
+    of the message so hallucinated text never travels as evidence (go-artoo #83).
+    """
+
+    def __init__(self, message: str, *, raw: str, usage: Usage, **kwargs: Any):
+        super().__init__(message, **kwargs)
+        self.raw = raw
+        self.usage = usage
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call: name, description, JSON-schema parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    def as_openai(self) -> dict[str, Any]:
+        """Return the ``tools`` entry of the chat-completions API."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One native tool call as the model wrote it (arguments are raw text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One model turn: text, native tool calls and its usage."""
+
+    content: str
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: str | None
+    usage: Usage
+
+
+class LLMClient:
+    """Call one endpoint on behalf of one role of one run."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        role: str,
+        run_id: str = "",
+        settings: LLMSettings | None = None,
+        cancelled: Callable[[], bool] | threading.Event | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.endpoint = endpoint
+        self.role = role
+        self.run_id = run_id
+        self.settings = settings or LLMSettings()
+        self._is_cancelled = as_cancel_check(cancelled)
+        self._clock = clock
+        self._transport = Transport(
+            endpoint,
+            self.settings,
+            headers={"X-Artoo-Role": role, "X-Artoo-Run": run_id},
+            is_cancelled=self._is_cancelled,
+            sleep=sleep,
+            rand=rand,
+        )
+
+    @property
+    def tool_protocol(self) -> str:
+        """Return ``native`` or ``json`` (``ARTOO_TOOL_PROTOCOL``)."""
+        return self.settings.tool_protocol
+
+    def check_cancelled(self) -> None:
+        """Raise LLMCancelled when the run has been cancelled."""
+        if self._is_cancelled():
+            raise LLMCancelled(f"LLM call for role {self.role} cancelled")
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        json_mode: bool = False,
+    ) -> ChatReply:
+        """Send one chat-completions request (with retries) and return the turn."""
+        sent = [dict(m) for m in messages]
+        started = self._clock()
+        options: dict[str, Any] = {}
+        if tools:
+            options["tools"] = [t.as_openai() for t in tools]
+        completion, attempts = self._transport.create(
+            sent, options, json_mode=json_mode and self.settings.json_mode
+        )
+        elapsed_ms = int(round((self._clock() - started) * 1000))
+        return self._to_reply(completion, sent, elapsed_ms, attempts)
+
+    def complete_text(self, messages: Sequence[Message]) -> tuple[str, Usage]:
+        """Return the reply's text without reasoning blocks, and its usage."""
+        reply = self.chat(messages)
+        return strip_think(reply.content), reply.usage
+
+    def complete_json(
+        self, messages: Sequence[Message], model_cls: type[ModelT]
+    ) -> tuple[ModelT, Usage]:
+        """Return the reply parsed and validated as ``model_cls``, and usage.
+
+        One repair request quoting the error follows an unusable reply; a second
+        failure raises LLMOutputError.
+        """
+        reply = self.chat(messages, json_mode=True)
+        try:
+            return parse_as(reply.content, model_cls), reply.usage
+        except (JSONExtractError, ValidationError) as err:
+            problem = describe_error(err)
+        repair = [
+            *messages,
+            {
+                "role": "assistant",
+                "content": strip_think(reply.content) or reply.content,
+            },
+            {"role": "user", "content": REPAIR_PROMPT.format(problem=problem)},
+        ]
+        second = self.chat(repair, json_mode=True)
+        usage = reply.usage + second.usage
+        try:
+            return parse_as(second.content, model_cls), usage
+        except (JSONExtractError, ValidationError) as err:
+            raise LLMOutputError(
+                f"{self.role} reply from {self.endpoint.base_url} is not a valid "
+                f"{model_cls.__name__} after one repair request: {describe_error(err)}",
+                raw=second.content,
+                usage=usage,
+                endpoint=self.endpoint.base_url,
+                status=200,
+                attempts=2,
+            ) from None
+
+    def _to_reply(
+        self, completion: Any, sent: list[dict], elapsed_ms: int, attempts: int
+    ) -> ChatReply:
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            raise LLMError(
+                f"LLM reply from {self.endpoint.base_url} has no choices",
+                endpoint=self.endpoint.base_url,
+                status=200,
+                attempts=attempts,
+            )
+        message = choices[0].message
+        calls = tuple(
+            ToolCall(c.id, c.function.name, c.function.arguments or "")
+            for c in (message.tool_calls or ())
+            if getattr(c, "function", None) is not None
+        )
+        content = message.content or ""
+        usage = getattr(completion, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        made = getattr(usage, "completion_tokens", 0) or 0
+        model = getattr(completion, "model", None) or self.endpoint.model
+        record = CallRecord(
+            role=self.role,
+            model=model,
+            prompt_tokens=prompt,
+            completion_tokens=made,
+            elapsed_ms=elapsed_ms,
+            messages=tuple(sent),
+            response=content,
+            tool_calls=tuple((c.name, c.arguments) for c in calls),
+            attempts=attempts,
+            cost_usd=self.settings.prices.cost(model, prompt, made),
+        )
+        return ChatReply(content, calls, choices[0].finish_reason, Usage((record,)))
+
+    def close(self) -> None:
+        """Release the HTTP connections."""
+        self._transport.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def client_for(
+    role: str,
+    env: Mapping[str, str] | None = None,
+    *,
+    run_id: str = "",
+    cancelled: Callable[[], bool] | threading.Event | None = None,
+    **kwargs: Any,
+) -> LLMClient:
+    """Return a client for ``role`` on its tier's endpoint.
+
+    ``env`` defaults to ``os.environ`` read now, never at import. Extra keyword
+    arguments (``sleep``, ``rand``, ``clock``, ``settings``) go to LLMClient.
+    """
+    env = os.environ if env is None else env
+    endpoint = load_endpoint(tier_of(role), env)
+    settings = kwargs.pop("settings", None) or load_settings(env)
+    return LLMClient(
+        endpoint,
+        role=role,
+        run_id=run_id,
+        settings=settings,
+        cancelled=cancelled,
+        **kwargs,
+    )
