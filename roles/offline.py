@@ -10,7 +10,8 @@ their deterministic path.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 
@@ -25,3 +26,38 @@ class OfflineModel:
         """Simulate one model call's latency."""
         if self.latency_ms > 0:
             self.sleep(self.latency_ms / 1000)
+
+
+SIGNAL_VERBS = {"Best Practice": "Prefer", "Constraint": "Avoid"}
+RULE_CONTENT_CHARS = 160
+
+
+def distil(
+    space: str, entity: str, signal: str, valence: float, contents: Sequence[str]
+) -> str:
+    """Return a one- or two-sentence rule from the most frequent content.
+
+    ``signal`` is ``"Best Practice"`` or ``"Constraint"``; ties between contents
+    go to the one listed first (the Dreamer lists the newest first).
+    """
+    verb = SIGNAL_VERBS.get(signal)
+    if verb is None:
+        allowed = ", ".join(sorted(SIGNAL_VERBS))
+        raise ValueError(f"signal must be one of {allowed}, got {signal!r}")
+    subject = space.partition(":")[2] or space
+    cleaned = [" ".join(str(c).split()) for c in contents]
+    cleaned = [c for c in cleaned if c]
+    outcome = "worked" if verb == "Prefer" else "failed"
+    if not cleaned:
+        return f"{verb} the approach that {outcome} for {subject} on {entity}."
+    counts = Counter(cleaned)
+    top = max(cleaned, key=lambda c: counts[c])
+    seen = counts[top]
+    if len(top) > RULE_CONTENT_CHARS:
+        top = top[:RULE_CONTENT_CHARS].rstrip() + "…"
+    end = "" if top.endswith((".", "!", "?", "…")) else "."
+    return (
+        f"{verb} the approach that {outcome} for {subject} on {entity}: {top}{end} "
+        f"Seen in {seen} of {len(cleaned)} experiences "
+        f"(valence {valence:+.1f})."
+    )

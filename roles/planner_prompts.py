@@ -1,0 +1,198 @@
+"""R2's texts: the plan, replan and next-moves prompts, and the next-moves template.
+
+The model answers ``{"task_criteria": [...], "subtasks": [{"intent",
+"success_criteria", "context", "sequence"}]}``; ids are the runtime's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from roles.contracts import (
+    FinalResult,
+    NextMoves,
+    PlanDirective,
+    SubTaskOutcome,
+    TaskSpec,
+)
+
+OUTCOME_OUTPUT_CHARS = 400
+
+PLAN_SYSTEM = """\
+You are R2, the Planner of a multi-agent system. First interpret the task: turn \
+its intent into concrete, falsifiable task_criteria about the MERGED result. Then \
+decompose it into the minimum number of subtasks that together satisfy them; one \
+subtask is best for a simple operation.
+
+Executors have these tools: {tools}.
+
+Sequence: subtasks with the same number run in parallel; different numbers run \
+in order, starting at 1. Outputs of sequence N are given to sequence N+1.
+Context: put everything an executor needs (paths, formats, remembered constraints) \
+in its context; do not repeat discovery done in an earlier sequence. Use standard \
+Unix tools or the built-in tools, not third-party CLIs (cloc, tokei, jq, ripgrep, \
+fd, bat).
+Success criteria: concrete assertions about tool output, never intent echoes. \
+Bad: "the weekday is found". Good: "output names one weekday, Monday to Sunday". \
+A criterion is a string or {{"criterion": "...", "mode": "verifiable|plausible", \
+"check": {{...}}}} where check is one of {{"type": "exit_code", "value": 0}}, \
+{{"type": "output_contains", "value": "..."}}, {{"type": "output_matches", \
+"pattern": "regex"}}, {{"type": "file_exists", "path": "..."}}, \
+{{"type": "json_field", "path": "a.b", "value": ...}}.
+task_criteria: assertions about the merged output. Bad: "all subtasks completed \
+successfully". Good: "the answer states the total line count as a number".
+Memory: every MUST NOT line is an approach that failed and must not be reused \
+(blocked tools are removed from the executors and blocked targets are refused); \
+every SHOULD PREFER line worked before; CAUTION means check each step.
+
+Reply with only this JSON object, no prose, no code fence:
+{{"task_criteria": ["..."], "subtasks": [{{"intent": "...", "success_criteria": \
+["..."], "context": "...", "sequence": 1}}]}}
+Do not write subtask ids: the runtime assigns them."""
+
+DIRECTIVE_GUIDE = """\
+Directive semantics:
+- refine: keep the approach, tighten parameters, narrow the scope, adjust terms.
+- change_path: same tools, different targets or parameters.
+- change_approach: a clearly different tool class or method.
+- break_symmetry: the plan is stuck in a local minimum; use none of the blocked \
+tools and a genuinely novel approach, not a near-identical plan.
+failure_class guidance:
+- environmental: change the target or parameters, not the tool class.
+- logical: change the tool class or method.
+- mixed: fix the environmental blockers first.
+Rules: follow the directive; never use a blocked tool or a blocked target; do not \
+repeat the failed approach; reply with the same JSON object as before."""
+
+NEXT_MOVES_SYSTEM = """\
+You are R2, the Planner. The task was abandoned. Write the graceful failure: what \
+was actually accomplished, and 2 or 3 concrete next moves the user can take, given \
+what failed and why. Reply with only this JSON object:
+{"accomplished": "...", "next_moves": ["...", "..."]}"""
+
+
+def plan_messages(
+    spec: TaskSpec,
+    *,
+    today: date,
+    constraints: str,
+    tools: Sequence[str],
+    directive: PlanDirective | None = None,
+    previous_outcomes: Sequence[SubTaskOutcome] = (),
+) -> list[dict[str, str]]:
+    """Return the chat messages of a plan, or of a replan when ``directive``."""
+    system = PLAN_SYSTEM.format(tools=", ".join(tools) or "(none)")
+    parts = [
+        f"Today's date: {today.isoformat()}",
+        "TaskSpec:\n" + _json(spec.model_dump(mode="json")),
+    ]
+    if directive is not None:
+        parts.append("PlanDirective:\n" + _json(directive.model_dump(mode="json")))
+        parts.append(DIRECTIVE_GUIDE)
+    if previous_outcomes:
+        parts.append(
+            "Outcomes of the previous round:\n" + outcomes_text(previous_outcomes)
+        )
+    parts.append(
+        "--- MEMORY CONSTRAINTS (code-derived) ---\n"
+        + (constraints.rstrip() or "(none)")
+        + "\n--- END CONSTRAINTS ---"
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def outcomes_text(outcomes: Sequence[SubTaskOutcome]) -> str:
+    """Return one line per outcome: status, intent, reason and output head."""
+    lines = []
+    for outcome in outcomes:
+        line = f"- [{outcome.status}] {outcome.intent or outcome.subtask_id}"
+        if outcome.failure_reason:
+            line += f" — failure: {outcome.failure_reason}"
+        output = output_text(outcome.output)
+        if output:
+            line += f" — output: {_head(output, OUTCOME_OUTPUT_CHARS)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def next_moves_messages(
+    spec: TaskSpec, final: FinalResult, outcomes: Sequence[SubTaskOutcome]
+) -> list[dict[str, str]]:
+    """Return the chat messages asking for the graceful failure."""
+    parts = [
+        "TaskSpec:\n" + _json(spec.model_dump(mode="json")),
+        f"Why it was abandoned: {final.summary}\n{final.rationale}".rstrip(),
+        "Outcomes:\n" + (outcomes_text(outcomes) or "(no subtask ran)"),
+    ]
+    return [
+        {"role": "system", "content": NEXT_MOVES_SYSTEM},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def output_text(output: Any) -> str:
+    """Return an outcome's output as text (JSON for structured values)."""
+    if output is None:
+        return ""
+    if isinstance(output, str):
+        return output.strip()
+    return json.dumps(output, ensure_ascii=False, default=str)
+
+
+def _head(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def template_next_moves(
+    spec: TaskSpec, final: FinalResult, outcomes: Sequence[SubTaskOutcome]
+) -> NextMoves:
+    """Return the graceful failure built from the outcomes alone."""
+    failed = [o for o in outcomes if o.status == "failed"]
+    moves = []
+    if failed:
+        first = failed[0]
+        reason = first.failure_reason or "no reason was given"
+        moves.append(f"Look into why {_name(first)!r} failed: {reason}")
+        moves.append(
+            f"Run {_name(first)!r} yourself, then send the task again with what "
+            "you learn."
+        )
+    else:
+        moves.append(f"Check why the run stopped: {final.summary}")
+    moves.append(
+        "Rephrase the task with more detail (exact paths, names or expected "
+        "output) so the planner can take a different approach."
+    )
+    return NextMoves(
+        task_id=spec.task_id,
+        accomplished=accomplished_text(outcomes),
+        next_moves=moves[:3],
+    )
+
+
+def accomplished_text(outcomes: Sequence[SubTaskOutcome]) -> str:
+    """Return what the matched outcomes accomplished, in one line."""
+    done = [o for o in outcomes if o.status == "matched"]
+    if not done:
+        return "Nothing was accomplished: no subtask succeeded."
+    parts = []
+    for outcome in done:
+        output = output_text(outcome.output)
+        head = output[:120] + ("…" if len(output) > 120 else "")
+        parts.append(f"{_name(outcome)}" + (f" → {head}" if head else ""))
+    return f"Completed {len(done)} of {len(outcomes)} subtasks: " + "; ".join(parts)
+
+
+def _name(outcome: SubTaskOutcome) -> str:
+    return outcome.intent or outcome.subtask_id
