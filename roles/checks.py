@@ -1,0 +1,202 @@
+"""Machine checks: R4a's verdict on a criterion that carries a ``check``, in code.
+
+The check types and their parameters (DESIGN §6)::
+
+    {"type": "exit_code", "value": 0}
+    {"type": "output_contains", "value": "ok"}
+    {"type": "output_matches", "pattern": "hel+o"}      # re.search, multiline
+    {"type": "file_exists", "path": "out/report.md"}    # relative to the workspace
+    {"type": "json_field", "path": "a.b.0", "value": 3} # no "value": must exist
+
+The exit code is read from the last shell call: the shell tool's result starts
+with ``[exit code N]`` (``roles.tools.shell``). Output checks look at the
+ExecutionResult's output, then at the tool-call evidence (tool output is the
+ground truth the executor's summary may leave out); the ``[exit code N]`` line
+itself is never part of the text matched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from roles.contracts import ExecutionResult
+from roles.evidence import parse_evidence
+from roles.jsonparse import JSONExtractError, extract_json
+from roles.tools.shell import parse_shell_output
+
+QUOTE = 120
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Whether a check passed, and the evidence that says why."""
+
+    passed: bool
+    evidence: str
+
+
+def evaluate_check(
+    check: dict[str, Any], result: ExecutionResult, *, workspace: Path
+) -> CheckResult:
+    """Evaluate one machine check against an ExecutionResult."""
+    kind = check.get("type") if isinstance(check, dict) else None
+    handlers = {
+        "exit_code": _exit_code,
+        "output_contains": _output_contains,
+        "output_matches": _output_matches,
+        "file_exists": _file_exists,
+        "json_field": _json_field,
+    }
+    if kind not in handlers:
+        return CheckResult(False, f"invalid check: unknown type {kind!r}")
+    try:
+        return handlers[kind](check, result, workspace)
+    except _BadCheck as err:
+        return CheckResult(False, f"invalid {kind} check: {err}")
+
+
+class _BadCheck(ValueError):
+    """A check whose parameters are missing or malformed."""
+
+
+def output_text(output: Any) -> str:
+    """Return an ExecutionResult output as text, without the exit-code line."""
+    if output is None:
+        return ""
+    if not isinstance(output, str):
+        return json.dumps(output, ensure_ascii=False, default=str)
+    return parse_shell_output(output)[1]
+
+
+def last_exit_code(result: ExecutionResult) -> int | None:
+    """Return the exit code of the last shell call, or of the output; else None."""
+    for entry in reversed(result.tool_calls):
+        call = parse_evidence(entry)
+        if call is not None and call.tool == "shell":
+            code, _ = parse_shell_output(call.output)
+            if code is not None:
+                return code
+            break
+    if isinstance(result.output, str):
+        return parse_shell_output(result.output)[0]
+    return None
+
+
+def _texts(result: ExecutionResult) -> list[tuple[str, str]]:
+    """Return ``(where, text)`` pairs: the output first, then each tool output."""
+    texts = [("output", output_text(result.output))]
+    for number, entry in enumerate(result.tool_calls, start=1):
+        call = parse_evidence(entry)
+        if call is not None:
+            texts.append(
+                (f"tool call {number} ({call.tool})", output_text(call.output))
+            )
+    return texts
+
+
+def _exit_code(check, result, _workspace) -> CheckResult:
+    want = _param(check, "value", int)
+    got = last_exit_code(result)
+    if got is None:
+        return CheckResult(False, "no shell call recorded an exit code")
+    verdict = "matches" if got == want else f"expected {want}"
+    return CheckResult(got == want, f"exit code {got} ({verdict})")
+
+
+def _output_contains(check, result, _workspace) -> CheckResult:
+    want = _param(check, "value", str)
+    for where, text in _texts(result):
+        if want in text:
+            return CheckResult(
+                True, f"{where} contains {want!r}: {_around(text, want)}"
+            )
+    head = _quote(output_text(result.output))
+    return CheckResult(False, f"{want!r} not found in the output ({head}) or evidence")
+
+
+def _output_matches(check, result, _workspace) -> CheckResult:
+    pattern = _param(check, "pattern", str)
+    try:
+        regex = re.compile(pattern, re.MULTILINE)
+    except re.error as err:
+        raise _BadCheck(f"pattern {pattern!r} is not a valid regex ({err})") from None
+    for where, text in _texts(result):
+        match = regex.search(text)
+        if match:
+            return CheckResult(True, f"{where} matches /{pattern}/: {match.group(0)!r}")
+    head = _quote(output_text(result.output))
+    return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
+
+
+def _file_exists(check, _result, workspace: Path) -> CheckResult:
+    raw = _param(check, "path", str)
+    path = Path(raw).expanduser()
+    path = path if path.is_absolute() else Path(workspace) / path
+    if path.exists():
+        return CheckResult(True, f"{path} exists")
+    return CheckResult(False, f"no such file: {path}")
+
+
+def _json_field(check, result, _workspace) -> CheckResult:
+    dotted = _param(check, "path", str)
+    try:
+        value = _as_json(result.output)
+    except (JSONExtractError, ValueError) as err:
+        return CheckResult(False, f"the output is not JSON ({err})")
+    for key in dotted.split("."):
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.lstrip("-").isdigit() and _in(value, key):
+            value = value[int(key)]
+        else:
+            return CheckResult(False, f"the output has no field {dotted!r}")
+    if "value" not in check:
+        return CheckResult(True, f"field {dotted!r} is present: {_quote(repr(value))}")
+    want = check["value"]
+    if value == want:
+        return CheckResult(True, f"field {dotted!r} equals {want!r}")
+    return CheckResult(
+        False, f"field {dotted!r} is {_quote(repr(value))}, not {want!r}"
+    )
+
+
+def _as_json(output: Any) -> Any:
+    if isinstance(output, dict | list):
+        return output
+    text = output_text(output).strip()
+    if not text:
+        raise ValueError("the output is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return extract_json(text)
+
+
+def _in(values: list, key: str) -> bool:
+    return -len(values) <= int(key) < len(values)
+
+
+def _param(check: dict, name: str, kind: type) -> Any:
+    if name not in check:
+        raise _BadCheck(f"missing parameter {name!r}")
+    value = check[name]
+    if kind is int and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise _BadCheck(f"parameter {name!r} must be {kind.__name__}, got {value!r}")
+    return value
+
+
+def _quote(text: str) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= QUOTE else text[:QUOTE] + "…")
+
+
+def _around(text: str, needle: str) -> str:
+    at = text.find(needle)
+    start = max(at - 40, 0)
+    return _quote(text[start : at + len(needle) + 40])

@@ -1,0 +1,259 @@
+"""R3 Executor: carry out one subtask with the Toolbox and report the evidence.
+
+With a model: the tool loop (``roles.toolloop``) over the toolbox's tools, at
+most ``max_turns`` model turns; a call identical to the previous one is blocked
+once with a warning and a second repeat fails the attempt. The final message is
+``{"status": "completed|uncertain|failed", "output": …}``; anything else is
+kept as an ``uncertain`` result with the raw text as output.
+
+Offline: the subtask's ``intent`` is the exact command line (the offline planner
+also puts ``command: <line>`` in ``context``); it runs through the same shell
+tool and Law 1 gate. ``completed`` when it ran, whatever its exit code (R4a
+judges); ``failed`` when it was refused, denied, timed out or cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
+from roles.jsonparse import JSONExtractError, extract_json
+from roles.llm import LLMCancelled, LLMError, Usage
+from roles.offline import OfflineModel
+from roles.toolloop import ToolError, run_tool_loop
+from roles.tools import Toolbox, ToolRecord, head_tail
+
+STATUSES = ("completed", "uncertain", "failed")
+RESULT_CAP = 100_000
+PRIOR_CAP = 4000
+PREVIOUS_CALLS = 10
+REPEAT_WARNING = (
+    "DUPLICATE CALL BLOCKED: [{tool}] was already called with these exact "
+    "arguments and its result is above. Either give your final JSON answer with "
+    "what you have, or use a different tool, query or approach. Repeating this "
+    "call again fails the attempt."
+)
+
+
+@dataclass
+class Execution:
+    """One attempt of R3: its result, model usage and the tool calls it made.
+
+    ``error`` names an infrastructure failure (the model endpoint failed).
+    """
+
+    result: ExecutionResult
+    usage: Usage | None
+    calls: list[ToolRecord] = field(default_factory=list)
+    error: str = ""
+
+
+class _Stuck(Exception):
+    """Raised when the model repeats an identical call a second time."""
+
+
+def execute(
+    subtask: SubTask,
+    *,
+    model: Any,
+    toolbox: Toolbox,
+    correction: CorrectionSignal | None = None,
+    prior_outputs: str = "",
+    attempt: int = 1,
+    max_turns: int = 10,
+) -> Execution:
+    """Run one attempt of ``subtask`` and return its Execution.
+
+    Raises LLMCancelled when the run is cancelled; other model failures become a
+    ``failed`` result that keeps the tool calls made so far.
+    """
+    if attempt < 1 or max_turns < 1:
+        raise ValueError(f"attempt and max_turns must be ≥ 1 ({attempt}, {max_turns})")
+    start = len(toolbox.records)
+    if isinstance(model, OfflineModel):
+        status, output, note = _run_offline(subtask, model, toolbox)
+        usage, error = None, ""
+    else:
+        messages = build_messages(
+            subtask, toolbox, correction, prior_outputs, attempt, max_turns
+        )
+        status, output, note, usage, error = _run_model(
+            messages, model, toolbox, max_turns
+        )
+    result = ExecutionResult(
+        subtask_id=subtask.subtask_id,
+        status=status,
+        output=head_tail(output, RESULT_CAP) if isinstance(output, str) else output,
+        uncertainty=note,
+        tool_calls=toolbox.evidence[start:],
+    )
+    return Execution(result, usage, list(toolbox.records[start:]), error)
+
+
+def _run_offline(subtask: SubTask, model: OfflineModel, toolbox: Toolbox):
+    model.pause()
+    command = subtask.intent.strip()
+    try:
+        toolbox.call("shell", {"command": command})
+        output = toolbox.records[-1].output
+        status = "failed" if output.startswith("[LAW1]") else "completed"
+    except ToolError as err:
+        status, output = "failed", f"ERROR: {err}"
+    if toolbox.is_cancelled():
+        raise LLMCancelled(f"run cancelled during subtask {subtask.subtask_id}")
+    return status, output, None
+
+
+def _run_model(messages, model, toolbox: Toolbox, max_turns: int):
+    metered = _Metered(model)
+    try:
+        loop = run_tool_loop(
+            metered,
+            messages,
+            toolbox.specs(),
+            _RepeatGuard(toolbox.call),
+            max_turns=max_turns,
+        )
+    except _Stuck as stuck:
+        return "failed", str(stuck), None, metered.usage, ""
+    except LLMError as err:
+        said = f"LLM error: {err}"
+        return "failed", said, said, metered.usage, str(err)
+    if loop.exhausted:
+        said = f"no final answer within {max_turns} model turns; the attempt stopped"
+        return "failed", said, said, loop.usage, ""
+    status, output, note = parse_final(loop.final_content or "")
+    return status, output, note, loop.usage, ""
+
+
+def parse_final(text: str) -> tuple[str, Any, str | None]:
+    """Return ``(status, output, uncertainty)`` of the model's final message."""
+    try:
+        value = extract_json(text)
+    except JSONExtractError:
+        return "uncertain", text, "the final message was not the JSON result"
+    if not isinstance(value, dict) or value.get("status") not in STATUSES:
+        return "uncertain", text, "the final message had no valid status"
+    note = value.get("uncertainty")
+    return value["status"], value.get("output"), None if note is None else str(note)
+
+
+class _RepeatGuard:
+    """Block a call identical to the previous one; fail on the second repeat."""
+
+    def __init__(self, call: Callable[[str, Mapping[str, Any]], str]):
+        self._call = call
+        self._last: tuple[str, str] | None = None
+        self._repeats = 0
+
+    def __call__(self, name: str, args: Mapping[str, Any]) -> str:
+        key = (name, json.dumps(args, sort_keys=True, default=str))
+        if key == self._last:
+            self._repeats += 1
+            if self._repeats >= 2:
+                raise _Stuck(
+                    f"executor loop: [{name}] called with identical arguments "
+                    f"{self._repeats + 1} times in a row; no progress possible"
+                )
+            return REPEAT_WARNING.format(tool=name)
+        self._last, self._repeats = key, 0
+        return self._call(name, args)
+
+
+class _Metered:
+    """Pass model calls through and sum their usage, kept even if the loop fails."""
+
+    def __init__(self, client: Any):
+        self._client = client
+        self.usage = Usage()
+
+    def chat(self, *args: Any, **kwargs: Any):
+        """Send one chat request and add its usage."""
+        reply = self._client.chat(*args, **kwargs)
+        self.usage += reply.usage
+        return reply
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+SYSTEM_PROMPT = """You are R3, the Executor of artoo. You carry out exactly one \
+subtask with tools and report what the tools showed.
+
+Workspace (the shell's working directory and the root of relative paths): \
+{workspace}
+Tools: {tools}.{blocked}
+
+Rules:
+- Call one tool at a time and wait for its real result; never invent or predict \
+tool output. The shell result starts with "[exit code N]".
+- Every call is recorded as evidence. The validator checks each success \
+criterion against the tool outputs, not against your claims.
+- Do not repeat a call with identical arguments: a repeat is blocked once, a \
+second repeat fails the attempt.
+- Destructive calls (deleting, overwriting) wait for the operator's approval. \
+A "[LAW1] … denied by the operator" result means: do not do it; find another \
+way or report failure.
+- You have at most {max_turns} model turns. Answer as soon as the criteria are met.
+
+When done, reply with only this JSON object, nothing before or after it:
+{{"status": "completed|uncertain|failed", "output": <the result: the answer, \
+data or file paths>}}
+completed = done and shown by tool output; uncertain = genuinely ambiguous and \
+no tool can settle it; failed = it cannot be done (say why in output)."""
+
+
+def build_messages(
+    subtask: SubTask,
+    toolbox: Toolbox,
+    correction: CorrectionSignal | None,
+    prior_outputs: str,
+    attempt: int,
+    max_turns: int,
+) -> list[dict[str, str]]:
+    """Return the executor's system and user messages for one attempt."""
+    names = ", ".join(s.name for s in toolbox.specs()) or "none"
+    blocked = sorted(toolbox.blocked_tools)
+    note = f" Blocked by GGS (do not try): {', '.join(blocked)}." if blocked else ""
+    system = SYSTEM_PROMPT.format(
+        workspace=toolbox.workspace, tools=names, blocked=note, max_turns=max_turns
+    )
+    task = {
+        "subtask_id": subtask.subtask_id,
+        "intent": subtask.intent,
+        "success_criteria": [_criterion_text(c) for c in subtask.success_criteria],
+        "context": subtask.context,
+    }
+    parts = [f"Execute this SubTask:\n{json.dumps(task, ensure_ascii=False, indent=2)}"]
+    if prior_outputs.strip():
+        parts.append(
+            "Outputs of earlier subtasks of this task (use them as input, do not "
+            f"redo them):\n{head_tail(prior_outputs.strip(), PRIOR_CAP)}"
+        )
+    if correction is not None:
+        earlier = toolbox.evidence[-PREVIOUS_CALLS:] if attempt > 1 else []
+        parts.append(_correction_text(correction, attempt, earlier))
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def _correction_text(correction: CorrectionSignal, attempt: int, earlier) -> str:
+    calls = "\n".join(f"- {entry}" for entry in earlier) or "none"
+    return (
+        f"CORRECTION (this is attempt {attempt}): the previous attempt did not meet "
+        "the success criteria. Re-execute using a DIFFERENT approach.\n"
+        f"Failed criterion: {correction.failed_criterion or 'unspecified'}\n"
+        f"Failure class: {correction.failure_class or 'unspecified'}\n"
+        f"What was wrong: {correction.what_was_wrong or 'unspecified'}\n"
+        f"What to do instead: {correction.what_to_do or 'unspecified'}\n"
+        f"Previous tool calls (do not repeat these):\n{calls}"
+    )
+
+
+def _criterion_text(criterion: Any) -> str:
+    return criterion if isinstance(criterion, str) else criterion.criterion

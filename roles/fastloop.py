@@ -1,0 +1,122 @@
+"""The fast loop: R3 executes, R4a judges, one correction at most, one outcome.
+
+The caller supplies the two halves as closures (so it decides which model,
+toolbox and workspace they use) and two hooks that put the messages on the bus::
+
+    outcome, executions, validations = run_fast_loop(
+        subtask,
+        execute_fn=lambda correction, attempt: execute(subtask, ...),
+        validate_fn=lambda result, attempt, trajectory: validate(subtask, result, ...),
+        on_result=send_execution_result,    # R3 → R4a
+        on_correction=send_correction,      # R4a → R3
+    )
+
+It never raises: a cancel or an unexpected error in either half ends the loop
+with a failed SubTaskOutcome naming the error (no retry), unless
+``reraise_cancel`` asks for LLMCancelled to propagate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from roles.agent_validator import Validation, failed_outcome
+from roles.contracts import CorrectionSignal, ExecutionResult, GapPoint, SubTaskOutcome
+from roles.executor import Execution
+from roles.llm import LLMCancelled
+
+ExecuteFn = Callable[[CorrectionSignal | None, int], Execution]
+ValidateFn = Callable[[ExecutionResult, int, list[GapPoint]], Validation]
+
+
+def run_fast_loop(
+    subtask,
+    *,
+    execute_fn: ExecuteFn,
+    validate_fn: ValidateFn,
+    on_result: Callable[[ExecutionResult, Execution], None] = lambda r, e: None,
+    on_correction: Callable[[CorrectionSignal, Validation], None] = lambda c, v: None,
+    max_attempts: int = 2,
+    reraise_cancel: bool = False,
+) -> tuple[SubTaskOutcome, list[Execution], list[Validation]]:
+    """Run attempts until R4a matches or fails the subtask; return the outcome."""
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+    executions: list[Execution] = []
+    validations: list[Validation] = []
+    trajectory: list[GapPoint] = []
+    correction: CorrectionSignal | None = None
+    for attempt in range(1, max_attempts + 1):
+        try:
+            execution = _stage("executor", execute_fn, correction, attempt)
+            executions.append(execution)
+            _stage("on_result", on_result, execution.result, execution)
+            validation = _stage(
+                "validator", validate_fn, execution.result, attempt, list(trajectory)
+            )
+            validations.append(validation)
+            trajectory.append(validation.gap)
+            if not _should_retry(validation, attempt, max_attempts):
+                outcome = _final(subtask, validation, trajectory, max_attempts)
+                return outcome, executions, validations
+            correction = validation.correction
+            _stage("on_correction", on_correction, correction, validation)
+        except LLMCancelled as err:
+            if reraise_cancel:
+                raise
+            reason = f"cancelled: {str(err) or 'the run was cancelled'}"
+        except _Broken as err:
+            reason = str(err)
+        else:
+            continue
+        outcome = _broken(subtask, reason, attempt, trajectory, executions)
+        return outcome, executions, validations
+    raise AssertionError("unreachable: the last attempt always returns")
+
+
+class _Broken(Exception):
+    """An unexpected error in one stage of an attempt, named by stage."""
+
+
+def _stage(name: str, fn: Callable, *args):
+    try:
+        return fn(*args)
+    except LLMCancelled:
+        raise
+    except Exception as err:  # noqa: BLE001 — the loop always ends in an outcome
+        raise _Broken(f"{name} error: {type(err).__name__}: {err}") from err
+
+
+def _should_retry(validation: Validation, attempt: int, max_attempts: int) -> bool:
+    return (
+        validation.verdict == "retry"
+        and validation.correction is not None
+        and attempt < max_attempts
+    )
+
+
+def _final(subtask, validation: Validation, trajectory, max_attempts) -> SubTaskOutcome:
+    if validation.outcome is not None:
+        return validation.outcome
+    # A retry verdict on the last attempt, or one without a correction.
+    wrong = validation.correction.what_was_wrong if validation.correction else ""
+    reason = f"max attempts ({max_attempts}) reached; last issue: {wrong or 'unmet'}"
+    outcome, _ = failed_outcome(
+        subtask, reason, attempt=len(trajectory), trajectory=trajectory[:-1]
+    )
+    return outcome.model_copy(
+        update={
+            "criteria_verdicts": validation.verdicts,
+            "gap_trajectory": list(trajectory),
+        }
+    )
+
+
+def _broken(subtask, reason, attempt, trajectory, executions) -> SubTaskOutcome:
+    """Return the failed outcome of an attempt that broke; its gap point is added."""
+    last = executions[-1].result if len(executions) >= attempt else None
+    judged = trajectory[: attempt - 1]
+    outcome, _ = failed_outcome(
+        subtask, reason, attempt=attempt, trajectory=judged, result=last
+    )
+    return outcome

@@ -1,0 +1,115 @@
+"""File tools confined to the workspace and the allowed paths.
+
+A path is resolved (``~`` expanded, relative paths taken from the workspace,
+symlinks followed) and must then lie inside one of the roots; ``..`` and
+symlinks that lead out are refused with a message naming where they lead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from roles.toolloop import ToolError
+
+GLOB_LIMIT = 500
+# A "**" pattern over a huge tree stops scanning here; the count says "more".
+SCAN_LIMIT = 20_000
+READ_LIMIT = 200_000
+
+
+def resolve_confined(path: str, workspace: Path, roots: Sequence[Path]) -> Path:
+    """Return ``path`` resolved, or raise ToolError when it leaves the roots."""
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError("path must be a non-empty string")
+    if "\x00" in path:
+        raise ToolError("path must not contain NUL characters")
+    candidate = Path(os.path.expanduser(path.strip()))
+    if not candidate.is_absolute():
+        candidate = workspace / candidate
+    resolved = candidate.resolve()
+    if any(resolved.is_relative_to(root) for root in roots):
+        return resolved
+    allowed = ", ".join(str(r) for r in roots)
+    raise ToolError(
+        f"path {path!r} resolves to {resolved}, outside the workspace and allowed "
+        f"paths ({allowed}); use a path inside them"
+    )
+
+
+def glob_files(
+    pattern: str,
+    root: str,
+    *,
+    workspace: Path,
+    roots: Sequence[Path],
+    limit: int = GLOB_LIMIT,
+) -> str:
+    """Return the paths matching ``pattern`` (``**`` recurses) under ``root``."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise ToolError("pattern must be a non-empty string")
+    if os.path.isabs(pattern) or ".." in Path(pattern).parts:
+        raise ToolError(
+            f"pattern {pattern!r} must be relative without '..'; "
+            "pass the directory to search as root"
+        )
+    base = resolve_confined(root or ".", workspace, roots)
+    if not base.is_dir():
+        raise ToolError(f"root {root!r} is not a directory")
+    matches: list[Path] = []
+    for match in base.glob(pattern):
+        # A symlink inside the tree may point out of it: never list such targets.
+        if any(match.resolve().is_relative_to(r) for r in roots):
+            matches.append(match)
+        if len(matches) >= SCAN_LIMIT:
+            break
+    matches.sort()
+    found = [_shown(m, workspace) for m in matches[:limit]]
+    extra = len(matches) - len(found)
+    if not found:
+        return f"(no files matched pattern {pattern} under {base})"
+    if extra:
+        more = f"{extra}+" if len(matches) >= SCAN_LIMIT else str(extra)
+        found.append(f"[… {more} more matches not shown; narrow the pattern]")
+    return "\n".join(found)
+
+
+def read_text(path: Path, *, limit: int = READ_LIMIT) -> str:
+    """Return up to ``limit`` bytes of a text file, noting any truncation."""
+    if not path.exists():
+        raise ToolError(f"no such file: {path}")
+    if not path.is_file():
+        raise ToolError(f"not a regular file: {path}")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as err:
+        raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{path} looks like a binary file; read_file returns text")
+    text = data[:limit].decode("utf-8", errors="replace")
+    if len(data) > limit:
+        size = path.stat().st_size
+        text += f"\n[file truncated: showing {limit} of {size} bytes]"
+    return text
+
+
+def write_text(path: Path, content: str) -> str:
+    """Write ``content`` to ``path``, creating parent directories."""
+    if not isinstance(content, str):
+        raise ToolError("content must be a string")
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    except OSError as err:
+        raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
+    return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
+
+
+def _shown(path: Path, workspace: Path) -> str:
+    if path.is_relative_to(workspace):
+        return str(path.relative_to(workspace))
+    return str(path)

@@ -1,0 +1,167 @@
+"""The ``shell`` tool: ``bash -c`` in the workspace, in its own process group.
+
+The result text has one canonical form that machine checks read back::
+
+    [exit code 0]
+    hello
+
+The first line is always ``[exit code N]`` (a process killed by signal S reports
+``128 + S``, as bash does); stdout and stderr follow, interleaved as written.
+A timeout or a cancel kills the whole process group (SIGTERM, then SIGKILL after
+a grace period) and raises ToolError, so no ``[exit code N]`` line is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from roles.toolloop import ToolError
+
+EXIT_LINE = re.compile(r"^\[exit code (-?\d+)\]\n?")
+POLL_S = 0.05
+# A finished shell may leave background children holding the pipe open; they get
+# this long to let go before the group is killed so the reader can finish.
+PIPE_DRAIN_S = 1.0
+CHUNK = 65536
+
+
+@dataclass
+class _Capture:
+    """Bytes read from the pipe, up to a cap; the rest is counted, not kept."""
+
+    cap: int
+    data: bytearray
+    dropped: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.cap - len(self.data)
+        self.data += chunk[: max(room, 0)]
+        self.dropped += max(len(chunk) - max(room, 0), 0)
+
+    def text(self) -> str:
+        text = self.data.decode("utf-8", errors="replace")
+        if self.dropped:
+            text += f"\n[output capped: {self.dropped} more bytes dropped]"
+        return text
+
+
+def format_shell_output(exit_code: int, text: str) -> str:
+    """Return the canonical shell result: ``[exit code N]`` then the output."""
+    return f"[exit code {exit_code}]\n{text}"
+
+
+def parse_shell_output(text: str) -> tuple[int | None, str]:
+    """Return ``(exit code, output)`` of a shell result; code None if absent."""
+    match = EXIT_LINE.match(text)
+    if match is None:
+        return None, text
+    return int(match.group(1)), text[match.end() :]
+
+
+def run_shell(
+    command: str,
+    *,
+    cwd: Path,
+    timeout_s: float = 30,
+    output_cap: int = 1_000_000,
+    cancelled: Callable[[], bool] = lambda: False,
+    track: Callable[[subprocess.Popen, bool], None] = lambda proc, running: None,
+    kill_grace_s: float = 2.0,
+) -> str:
+    """Run ``command`` with ``bash -c`` and return the canonical result text.
+
+    ``track(proc, running)`` is told when the process starts and ends so a
+    Toolbox can kill its group from another thread.
+    """
+    if timeout_s <= 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    capture = _Capture(cap=output_cap, data=bytearray())
+    reader = threading.Thread(target=_drain, args=(proc, capture), daemon=True)
+    reader.start()
+    track(proc, True)
+    try:
+        stop = _wait(proc, timeout_s, cancelled)
+        if stop:
+            kill_group(proc, grace_s=kill_grace_s)
+        reader.join(PIPE_DRAIN_S)
+        if reader.is_alive():
+            kill_group(proc, grace_s=0)
+            reader.join(PIPE_DRAIN_S)
+    finally:
+        track(proc, False)
+    if stop == "timeout":
+        raise ToolError(
+            f"command timed out after {timeout_s:g} s and was killed; "
+            f"partial output:\n{capture.text()}"
+        )
+    if stop == "cancelled":
+        raise ToolError("command cancelled; its process group was killed")
+    return format_shell_output(_exit_code(proc.returncode), capture.text())
+
+
+def kill_group(proc: subprocess.Popen, *, grace_s: float) -> None:
+    """Send SIGTERM to the process group, then SIGKILL after ``grace_s``."""
+    if grace_s > 0 and proc.poll() is None:
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    # The leader may be gone while children of the group live on.
+    _signal_group(proc, signal.SIGKILL)
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float, cancelled) -> str:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            proc.wait(POLL_S)
+            return ""
+        except subprocess.TimeoutExpired:
+            pass
+        if cancelled():
+            return "cancelled"
+        if time.monotonic() >= deadline:
+            return "timeout"
+
+
+def _drain(proc: subprocess.Popen, capture: _Capture) -> None:
+    stream = proc.stdout
+    if stream is None:
+        return
+    with stream:
+        while chunk := stream.read1(CHUNK):
+            capture.add(chunk)
+
+
+def _exit_code(returncode: int | None) -> int:
+    if returncode is None:
+        return -1
+    return 128 - returncode if returncode < 0 else returncode

@@ -1,0 +1,230 @@
+"""R3 against the scripted model: prompts, tools, evidence, limits and parsing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roles.contracts import CorrectionSignal, Criterion, SubTask
+from roles.executor import execute, parse_final
+from roles.llm import LLMCancelled, client_for
+from roles.tools import Toolbox
+from tests.llm_server import ScriptedLLMServer, Step, ToolCallSpec
+
+SUBTASK = SubTask(
+    subtask_id="sub-7",
+    parent_task_id="task-1",
+    intent="Count the lines of notes.txt",
+    success_criteria=[
+        "the line count is reported",
+        Criterion(criterion="exit status 0", check={"type": "exit_code", "value": 0}),
+    ],
+    context="notes.txt is in the workspace",
+)
+FINAL = '{"status": "completed", "output": "3 lines"}'
+
+
+@pytest.fixture
+def llm_server():
+    with ScriptedLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    (tmp_path / "notes.txt").write_text("a\nb\nc\n")
+    return tmp_path
+
+
+def model(server, **env):
+    return client_for(
+        "R3", server.env(ARTOO_LLM_RETRIES="0", **env), sleep=lambda s: None
+    )
+
+
+def run(server, workspace, subtask=SUBTASK, toolbox=None, **kwargs):
+    toolbox = toolbox or Toolbox(workspace)
+    with model(server, **kwargs.pop("env", {})) as llm:
+        return execute(subtask, model=llm, toolbox=toolbox, **kwargs)
+
+
+def test_tool_calls_become_canonical_evidence_and_the_final_json_the_result(
+    llm_server, workspace
+):
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "wc -l < notes.txt"})])
+    llm_server.reply("R3", FINAL)
+    execution = run(llm_server, workspace)
+    result = execution.result
+    assert (result.subtask_id, result.status, result.output) == (
+        "sub-7",
+        "completed",
+        "3 lines",
+    )
+    assert result.tool_calls == [
+        'shell: {"command": "wc -l < notes.txt"} → [exit code 0]\n3'
+    ]
+    assert [c.name for c in execution.calls] == ["shell"]
+    assert len(execution.usage.calls) == 2
+    tool_message = llm_server.requests[1].messages[-1]
+    assert tool_message["role"] == "tool"
+    assert tool_message["content"] == "[exit code 0]\n3\n"
+
+
+def test_the_prompt_carries_the_subtask_workspace_and_tools(llm_server, workspace):
+    llm_server.reply("R3", FINAL)
+    run(llm_server, workspace, toolbox=Toolbox(workspace, blocked_tools=["search"]))
+    request = llm_server.requests[0]
+    system, user = request.messages[0]["content"], request.messages[1]["content"]
+    assert str(workspace.resolve()) in system
+    assert "Blocked by GGS (do not try): search" in system
+    assert '"status": "completed|uncertain|failed"' in system
+    task = json.loads(user.split("Execute this SubTask:\n", 1)[1])
+    assert task["success_criteria"] == ["the line count is reported", "exit status 0"]
+    assert task["context"] == "notes.txt is in the workspace"
+    names = [t["function"]["name"] for t in request.tools]
+    assert names == ["shell", "glob", "read_file", "write_file", "fetch_url"]
+
+
+def test_the_correction_and_prior_outputs_are_in_the_prompt(llm_server, workspace):
+    toolbox = Toolbox(workspace)
+    toolbox.call("shell", {"command": "cat notes.txt"})
+    correction = CorrectionSignal(
+        subtask_id="sub-7",
+        attempt_number=1,
+        failed_criterion="the line count is reported",
+        failure_class="logical",
+        what_was_wrong="the output gave the file's content, not its count",
+        what_to_do="run wc -l and report the number",
+    )
+    llm_server.reply("R3", FINAL)
+    run(
+        llm_server,
+        workspace,
+        toolbox=toolbox,
+        correction=correction,
+        attempt=2,
+        prior_outputs="subtask 1 created notes.txt",
+    )
+    user = llm_server.requests[0].messages[1]["content"]
+    assert "CORRECTION (this is attempt 2)" in user
+    assert "Failed criterion: the line count is reported" in user
+    assert "Failure class: logical" in user
+    assert "What to do instead: run wc -l and report the number" in user
+    assert '- shell: {"command": "cat notes.txt"}' in user
+    assert "subtask 1 created notes.txt" in user
+
+
+def test_a_repeated_call_is_blocked_once_then_fails_the_attempt(llm_server, workspace):
+    same = ("shell", {"command": "echo tick >> ticks.log"})
+    for _ in range(3):
+        llm_server.reply("R3", tool_calls=[same])
+    execution = run(llm_server, workspace)
+    assert (workspace / "ticks.log").read_text() == "tick\n"
+    warning = llm_server.requests[2].messages[-1]["content"]
+    assert warning.startswith("DUPLICATE CALL BLOCKED: [shell]")
+    assert execution.result.status == "failed"
+    assert execution.result.output == (
+        "executor loop: [shell] called with identical arguments 3 times in a row; "
+        "no progress possible"
+    )
+    assert len(execution.result.tool_calls) == 1
+    assert len(execution.usage.calls) == 3
+
+
+def test_a_different_call_in_between_resets_the_repeat_rule(llm_server, workspace):
+    first = ("shell", {"command": "echo a >> log"})
+    other = ("read_file", {"path": "log"})
+    for call in (first, other, first):
+        llm_server.reply("R3", tool_calls=[call])
+    llm_server.reply("R3", FINAL)
+    execution = run(llm_server, workspace)
+    assert execution.result.status == "completed"
+    assert (workspace / "log").read_text() == "a\na\n"
+
+
+def test_running_out_of_turns_fails_with_a_clear_reason(llm_server, workspace):
+    counter = iter(range(100))
+    llm_server.responder(
+        lambda request: _call_shell(f"echo {next(counter)}"), role="R3"
+    )
+    execution = run(llm_server, workspace, max_turns=3)
+    assert execution.result.status == "failed"
+    assert execution.result.output == (
+        "no final answer within 3 model turns; the attempt stopped"
+    )
+    assert len(llm_server.requests) == 3
+    assert len(execution.result.tool_calls) == 3
+
+
+def test_an_unparseable_final_message_is_uncertain_with_the_raw_text(
+    llm_server, workspace
+):
+    llm_server.reply("R3", "I think there are three lines.")
+    result = run(llm_server, workspace).result
+    assert result.status == "uncertain"
+    assert result.output == "I think there are three lines."
+
+
+def test_a_final_message_in_a_fence_after_reasoning_is_parsed():
+    text = (
+        '<think>count</think>Done.\n```json\n{"status": "failed", "output": "no"}\n```'
+    )
+    assert parse_final(text) == ("failed", "no", None)
+    assert parse_final('{"status": "maybe"}')[0] == "uncertain"
+
+
+def test_tool_errors_reach_the_model_and_the_evidence(llm_server, workspace):
+    llm_server.reply("R3", tool_calls=[("read_file", {"path": "../../etc/passwd"})])
+    llm_server.reply("R3", '{"status": "failed", "output": "outside the workspace"}')
+    result = run(llm_server, workspace).result
+    assert llm_server.requests[1].messages[-1]["content"].startswith("ERROR: path")
+    assert "→ ERROR: path '../../etc/passwd' resolves to" in result.tool_calls[0]
+    assert result.status == "failed"
+
+
+def test_law1_denial_is_what_the_model_sees_and_nothing_is_deleted(
+    llm_server, workspace
+):
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "rm -rf notes.txt"})])
+    llm_server.reply("R3", '{"status": "failed", "output": "deletion was denied"}')
+    result = run(llm_server, workspace).result
+    assert (workspace / "notes.txt").exists()
+    assert llm_server.requests[1].messages[-1]["content"] == (
+        "[LAW1] rm deletes files permanently — denied by the operator"
+    )
+    assert result.tool_calls[0].endswith("denied by the operator")
+
+
+def test_the_json_tool_protocol_works_too(llm_server, workspace):
+    call = {"action": "tool", "tool": "shell", "args": {"command": "echo hi"}}
+    llm_server.reply("R3", json.dumps(call))
+    llm_server.reply("R3", FINAL)
+    result = run(llm_server, workspace, env={"ARTOO_TOOL_PROTOCOL": "json"}).result
+    assert result.tool_calls == ['shell: {"command": "echo hi"} → [exit code 0]\nhi']
+    assert result.status == "completed"
+
+
+def test_an_endpoint_failure_is_a_failed_result_that_keeps_its_tool_calls(
+    llm_server, workspace
+):
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "echo first"})])
+    llm_server.fault("R3", status=500, message="model crashed")
+    execution = run(llm_server, workspace)
+    assert execution.result.status == "failed"
+    assert execution.result.output.startswith("LLM error:")
+    assert execution.error
+    assert execution.result.uncertainty == f"LLM error: {execution.error}"
+    assert execution.result.tool_calls[0].startswith('shell: {"command": "echo first"}')
+    assert len(execution.usage.calls) == 1
+
+
+def test_a_cancelled_run_raises_llm_cancelled(llm_server, workspace):
+    with client_for("R3", llm_server.env(), cancelled=lambda: True) as llm:
+        with pytest.raises(LLMCancelled):
+            execute(SUBTASK, model=llm, toolbox=Toolbox(workspace))
+    assert llm_server.requests == []
+
+
+def _call_shell(command):
+    return Step(tool_calls=(ToolCallSpec("shell", {"command": command}),))

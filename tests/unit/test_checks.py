@@ -1,0 +1,139 @@
+"""Machine checks: each type passes and fails on real ExecutionResults."""
+
+from __future__ import annotations
+
+import pytest
+
+from roles.checks import evaluate_check, last_exit_code, output_text
+from roles.contracts import ExecutionResult
+from roles.evidence import format_evidence
+
+
+def shell_result(command: str, output: str, status: str = "completed"):
+    return ExecutionResult(
+        subtask_id="s1",
+        status=status,
+        output=output,
+        tool_calls=[format_evidence("shell", {"command": command}, output)],
+    )
+
+
+def check(kind: str, result: ExecutionResult, workspace=None, **params):
+    return evaluate_check({"type": kind, **params}, result, workspace=workspace or ".")
+
+
+HELLO = shell_result("echo hello", "[exit code 0]\nhello\n")
+MISSING = shell_result("ls /nope", "[exit code 2]\nls: cannot access '/nope'\n")
+
+
+def test_exit_code_passes_on_the_expected_code():
+    verdict = check("exit_code", HELLO, value=0)
+    assert verdict.passed and verdict.evidence == "exit code 0 (matches)"
+
+
+def test_exit_code_fails_on_another_code():
+    verdict = check("exit_code", MISSING, value=0)
+    assert not verdict.passed and verdict.evidence == "exit code 2 (expected 0)"
+
+
+def test_exit_code_reads_the_last_shell_call():
+    result = ExecutionResult(
+        subtask_id="s1",
+        status="completed",
+        output="done",
+        tool_calls=[
+            format_evidence("shell", {"command": "false"}, "[exit code 1]\n"),
+            format_evidence("read_file", {"path": "a"}, "text"),
+            format_evidence("shell", {"command": "true"}, "[exit code 0]\n"),
+        ],
+    )
+    assert last_exit_code(result) == 0
+    assert check("exit_code", result, value=0).passed
+
+
+def test_exit_code_without_any_shell_call_fails():
+    result = ExecutionResult(subtask_id="s1", status="completed", output="42")
+    verdict = check("exit_code", result, value=0)
+    assert not verdict.passed and "no shell call" in verdict.evidence
+
+
+def test_output_contains_passes_and_fails():
+    assert check("output_contains", HELLO, value="hell").passed
+    verdict = check("output_contains", HELLO, value="world")
+    assert not verdict.passed and "'world' not found" in verdict.evidence
+
+
+def test_output_checks_ignore_the_exit_code_line():
+    assert output_text("[exit code 0]\nhello\n") == "hello\n"
+    assert not check("output_contains", HELLO, value="exit code").passed
+
+
+def test_output_contains_falls_back_to_tool_evidence():
+    result = ExecutionResult(
+        subtask_id="s1",
+        status="completed",
+        output="I listed the files.",
+        tool_calls=[
+            format_evidence("shell", {"command": "ls"}, "[exit code 0]\na.txt")
+        ],
+    )
+    verdict = check("output_contains", result, value="a.txt")
+    assert verdict.passed and verdict.evidence.startswith(
+        "tool call 1 (shell) contains"
+    )
+
+
+def test_output_matches_passes_and_fails():
+    verdict = check("output_matches", HELLO, pattern="hel+o")
+    assert verdict.passed and verdict.evidence == "output matches /hel+o/: 'hello'"
+    assert check("output_matches", HELLO, pattern="^hello$").passed
+    assert not check("output_matches", HELLO, pattern="^bye").passed
+
+
+def test_output_matches_with_a_bad_regex_fails_clearly():
+    verdict = check("output_matches", HELLO, pattern="(")
+    assert not verdict.passed
+    assert verdict.evidence.startswith("invalid output_matches check: pattern '('")
+
+
+def test_file_exists_is_relative_to_the_workspace(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/report.md").write_text("x")
+    assert check("file_exists", HELLO, tmp_path, path="out/report.md").passed
+    assert check("file_exists", HELLO, tmp_path, path=str(tmp_path / "out")).passed
+    verdict = check("file_exists", HELLO, tmp_path, path="out/missing.md")
+    assert not verdict.passed and verdict.evidence.startswith("no such file:")
+
+
+@pytest.mark.parametrize(
+    ("output", "path", "value", "passed"),
+    [
+        ('{"a": {"b": 3}}', "a.b", 3, True),
+        ('{"a": {"b": 3}}', "a.b", 4, False),
+        ({"items": [{"name": "x"}]}, "items.0.name", "x", True),
+        ({"items": []}, "items.0.name", "x", False),
+        ('Result:\n```json\n{"ok": true}\n```', "ok", True, True),
+    ],
+)
+def test_json_field_compares_the_value_at_a_dotted_path(output, path, value, passed):
+    result = ExecutionResult(subtask_id="s1", status="completed", output=output)
+    assert check("json_field", result, path=path, value=value).passed is passed
+
+
+def test_json_field_without_value_only_needs_the_field():
+    result = ExecutionResult(subtask_id="s1", status="completed", output={"a": None})
+    assert check("json_field", result, path="a").passed
+    assert not check("json_field", result, path="b").passed
+
+
+def test_json_field_on_non_json_output_fails():
+    verdict = check("json_field", HELLO, path="a", value=1)
+    assert not verdict.passed and verdict.evidence.startswith("the output is not JSON")
+
+
+def test_missing_or_unknown_parameters_fail_with_a_clear_message():
+    assert check("exit_code", HELLO).evidence == (
+        "invalid exit_code check: missing parameter 'value'"
+    )
+    verdict = evaluate_check({"type": "port_open"}, HELLO, workspace=".")
+    assert not verdict.passed and "unknown type 'port_open'" in verdict.evidence

@@ -1,0 +1,161 @@
+"""The R3 ⇄ R4a fast loop: budget, hooks, and an outcome on every path."""
+
+from __future__ import annotations
+
+import pytest
+
+from roles.agent_validator import validate
+from roles.contracts import Criterion, ExecutionResult, SubTask
+from roles.executor import Execution
+from roles.fastloop import run_fast_loop
+from roles.llm import LLMCancelled
+from roles.offline import OfflineModel
+
+SUBTASK = SubTask(
+    subtask_id="s1",
+    parent_task_id="t1",
+    intent="print the greeting",
+    success_criteria=[
+        Criterion(
+            criterion="output says hello",
+            check={"type": "output_contains", "value": "hello"},
+        )
+    ],
+)
+
+
+class Script:
+    """An executor stand-in that answers each attempt with the next output."""
+
+    def __init__(self, *outputs):
+        self.outputs = list(outputs)
+        self.seen = []
+
+    def __call__(self, correction, attempt):
+        self.seen.append((correction, attempt))
+        output = self.outputs.pop(0)
+        if isinstance(output, BaseException):
+            raise output
+        result = ExecutionResult(subtask_id="s1", status="completed", output=output)
+        return Execution(result, None, [])
+
+
+def judge(tmp_path, max_attempts=2):
+    def validate_fn(result, attempt, trajectory):
+        return validate(
+            SUBTASK,
+            result,
+            model=OfflineModel(),
+            attempt=attempt,
+            trajectory=trajectory,
+            workspace=tmp_path,
+            max_attempts=max_attempts,
+        )
+
+    return validate_fn
+
+
+def run(script, tmp_path, **kwargs):
+    sent, corrections = [], []
+    outcome, executions, validations = run_fast_loop(
+        SUBTASK,
+        execute_fn=script,
+        validate_fn=kwargs.pop("validate_fn", judge(tmp_path)),
+        on_result=lambda result, execution: sent.append(result.output),
+        on_correction=lambda correction, validation: corrections.append(correction),
+        **kwargs,
+    )
+    return outcome, executions, validations, sent, corrections
+
+
+def test_a_first_attempt_that_meets_the_criteria_is_matched(tmp_path):
+    outcome, executions, _, sent, corrections = run(Script("hello"), tmp_path)
+    assert outcome.status == "matched"
+    assert sent == ["hello"] and corrections == [] and len(executions) == 1
+    assert [g.score for g in outcome.gap_trajectory] == [1.0]
+
+
+def test_a_miss_is_retried_once_with_the_correction(tmp_path):
+    script = Script("goodbye", "hello")
+    outcome, _, validations, sent, corrections = run(script, tmp_path)
+    assert outcome.status == "matched"
+    assert sent == ["goodbye", "hello"]
+    assert [c.failed_criterion for c in corrections] == ["output says hello"]
+    assert script.seen[1] == (corrections[0], 2)
+    assert [g.score for g in outcome.gap_trajectory] == [0.0, 1.0]
+    assert [v.verdict for v in validations] == ["retry", "matched"]
+
+
+def test_two_misses_fail_the_subtask_after_two_attempts(tmp_path):
+    outcome, executions, _, _, corrections = run(Script("no", "still no"), tmp_path)
+    assert outcome.status == "failed"
+    assert outcome.failure_reason.startswith("max attempts (2) reached")
+    assert len(executions) == 2 and len(corrections) == 1
+    assert len(outcome.gap_trajectory) == 2
+
+
+def test_an_executor_error_fails_without_retry_and_names_the_error(tmp_path):
+    script = Script(RuntimeError("disk on fire"), "hello")
+    outcome, executions, _, sent, _ = run(script, tmp_path)
+    assert outcome.status == "failed"
+    assert outcome.failure_reason == "executor error: RuntimeError: disk on fire"
+    assert executions == [] and sent == [] and len(script.seen) == 1
+    assert outcome.criteria_verdicts[0].failure_class == "environmental"
+    assert outcome.gap_trajectory[0].attempt == 1
+
+
+def test_a_cancel_ends_the_loop_with_a_failed_outcome(tmp_path):
+    outcome, *_ = run(Script("no", LLMCancelled("run stopped")), tmp_path)
+    assert outcome.status == "failed"
+    assert outcome.failure_reason == "cancelled: run stopped"
+    assert [g.attempt for g in outcome.gap_trajectory] == [1, 2]
+
+
+def test_a_cancel_can_be_reraised(tmp_path):
+    with pytest.raises(LLMCancelled):
+        run(Script(LLMCancelled("stop")), tmp_path, reraise_cancel=True)
+
+
+def test_a_validator_error_fails_and_keeps_the_attempts_output(tmp_path):
+    def broken(result, attempt, trajectory):
+        raise ValueError("bad rubric")
+
+    outcome, executions, *_ = run(Script("hello"), tmp_path, validate_fn=broken)
+    assert outcome.failure_reason == "validator error: ValueError: bad rubric"
+    assert outcome.output == "hello" and len(executions) == 1
+
+
+def test_a_failing_bus_hook_still_ends_in_an_outcome(tmp_path):
+    def on_result(result, execution):
+        raise ConnectionError("redis down")
+
+    outcome, *_ = run_fast_loop(
+        SUBTASK,
+        execute_fn=Script("hello"),
+        validate_fn=judge(tmp_path),
+        on_result=on_result,
+    )
+    assert outcome.status == "failed"
+    assert outcome.failure_reason == "on_result error: ConnectionError: redis down"
+
+
+def test_a_budget_of_one_attempt_never_corrects(tmp_path):
+    outcome, executions, _, _, corrections = run(
+        Script("no"), tmp_path, validate_fn=judge(tmp_path, 1), max_attempts=1
+    )
+    assert outcome.status == "failed" and corrections == [] and len(executions) == 1
+
+
+def test_max_attempts_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="max_attempts"):
+        run(Script(), tmp_path, max_attempts=0)
+
+
+def test_a_retry_verdict_on_the_last_attempt_still_ends_in_failure(tmp_path):
+    outcome, executions, _, _, corrections = run(
+        Script("no", "still no"), tmp_path, validate_fn=judge(tmp_path, 3)
+    )
+    assert outcome.status == "failed" and len(executions) == 2
+    assert outcome.failure_reason.startswith("max attempts (2) reached; last issue:")
+    assert [g.attempt for g in outcome.gap_trajectory] == [1, 2]
+    assert outcome.criteria_verdicts[0].verdict == "fail"

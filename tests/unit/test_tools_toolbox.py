@@ -1,0 +1,156 @@
+"""The Toolbox gate: GGS blocks, Law 1 approval, evidence and truncation."""
+
+from __future__ import annotations
+
+import pytest
+
+from roles.evidence import parse_evidence
+from roles.tools import ApprovalAsk, Toolbox, ToolError, head_tail
+
+
+class Operator:
+    """Answer Law 1 asks with a fixed decision and remember them."""
+
+    def __init__(self, decision: bool):
+        self.decision = decision
+        self.asks: list[ApprovalAsk] = []
+
+    def __call__(self, ask: ApprovalAsk) -> bool:
+        self.asks.append(ask)
+        return self.decision
+
+
+def test_specs_list_every_tool_with_a_json_schema(tmp_path):
+    specs = {s.name: s for s in Toolbox(tmp_path).specs()}
+    assert set(specs) == {
+        "shell",
+        "glob",
+        "read_file",
+        "write_file",
+        "search",
+        "fetch_url",
+    }
+    assert specs["write_file"].parameters["required"] == ["path", "content"]
+    assert specs["glob"].parameters["required"] == ["pattern"]
+
+
+def test_a_blocked_tool_is_removed_from_specs_and_refused(tmp_path):
+    toolbox = Toolbox(tmp_path, blocked_tools=["shell"])
+    assert "shell" not in [s.name for s in toolbox.specs()]
+    with pytest.raises(
+        ToolError, match="blocked by GGS: tool 'shell'.*another approach"
+    ):
+        toolbox.call("shell", {"command": "touch ran"})
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_blocked_target_is_refused_naming_the_target(tmp_path):
+    toolbox = Toolbox(tmp_path, blocked_targets=["touch ran", "notes.txt"])
+    with pytest.raises(ToolError) as err:
+        toolbox.call("shell", {"command": "touch ran"})
+    assert str(err.value) == (
+        "blocked by GGS: command 'touch ran' failed in an earlier round "
+        "— choose another approach"
+    )
+    with pytest.raises(ToolError, match="blocked by GGS: path 'notes.txt'"):
+        toolbox.call("read_file", {"path": "notes.txt"})
+    assert not (tmp_path / "ran").exists()
+    assert toolbox.call("shell", {"command": "touch other"}).startswith("[exit code 0]")
+
+
+def test_refused_calls_are_recorded_as_evidence(tmp_path):
+    toolbox = Toolbox(tmp_path, blocked_tools=["search"])
+    with pytest.raises(ToolError):
+        toolbox.call("search", {"query": "weather"})
+    call = parse_evidence(toolbox.evidence[0])
+    assert (call.tool, call.target) == ("search", "weather")
+    assert call.output.startswith("ERROR: blocked by GGS")
+
+
+def test_unknown_tools_and_missing_arguments_are_clear_errors(tmp_path):
+    toolbox = Toolbox(tmp_path)
+    with pytest.raises(ToolError, match="unknown tool 'mdfind'"):
+        toolbox.call("mdfind", {"query": "x"})
+    with pytest.raises(ToolError, match="shell needs a string argument 'command'"):
+        toolbox.call("shell", {"cmd": "ls"})
+    with pytest.raises(ToolError, match="write_file needs a string argument 'content'"):
+        toolbox.call("write_file", {"path": "a.txt", "content": 3})
+
+
+def test_rm_never_runs_when_the_operator_denies(tmp_path):
+    (tmp_path / "x").write_text("keep me")
+    operator = Operator(False)
+    toolbox = Toolbox(tmp_path, approve=operator)
+    output = toolbox.call("shell", {"command": "rm -rf x"})
+    assert (tmp_path / "x").read_text() == "keep me"
+    assert output == "[LAW1] rm deletes files permanently — denied by the operator"
+    assert operator.asks == [
+        ApprovalAsk(
+            "shell", "rm -rf x", {"command": "rm -rf x"}, "rm deletes files permanently"
+        )
+    ]
+    assert toolbox.evidence == [
+        'shell: {"command": "rm -rf x"} → [LAW1] rm deletes files permanently '
+        "— denied by the operator"
+    ]
+
+
+def test_rm_never_runs_without_an_approve_callback(tmp_path):
+    (tmp_path / "x").write_text("keep me")
+    output = Toolbox(tmp_path).call("shell", {"command": "rm -rf x"})
+    assert output.startswith("[LAW1]") and (tmp_path / "x").exists()
+
+
+def test_an_approved_gated_command_runs(tmp_path):
+    (tmp_path / "x").write_text("bye")
+    operator = Operator(True)
+    output = Toolbox(tmp_path, approve=operator).call("shell", {"command": "rm -rf x"})
+    assert output == "[exit code 0]\n"
+    assert not (tmp_path / "x").exists()
+    assert len(operator.asks) == 1
+
+
+def test_harmless_commands_are_not_put_to_the_operator(tmp_path):
+    operator = Operator(False)
+    Toolbox(tmp_path, approve=operator).call("shell", {"command": "echo hi > new.txt"})
+    assert operator.asks == [] and (tmp_path / "new.txt").read_text() == "hi\n"
+
+
+def test_overwriting_a_file_with_write_file_asks_first(tmp_path):
+    (tmp_path / "plan.md").write_text("original")
+    operator = Operator(False)
+    toolbox = Toolbox(tmp_path, approve=operator)
+    output = toolbox.call("write_file", {"path": "plan.md", "content": "new"})
+    assert output.startswith("[LAW1] write_file would overwrite existing file")
+    assert output.endswith("— denied by the operator")
+    assert (tmp_path / "plan.md").read_text() == "original"
+    assert operator.asks[0].command == f"write_file {tmp_path.resolve() / 'plan.md'}"
+    operator.decision = True
+    toolbox.call("write_file", {"path": "plan.md", "content": "new"})
+    assert (tmp_path / "plan.md").read_text() == "new"
+
+
+def test_every_call_appends_its_canonical_evidence_entry(tmp_path):
+    toolbox = Toolbox(tmp_path)
+    toolbox.call("write_file", {"path": "a.txt", "content": "alpha"})
+    toolbox.call("shell", {"command": "cat a.txt"})
+    assert (
+        toolbox.evidence[1] == 'shell: {"command": "cat a.txt"} → [exit code 0]\nalpha'
+    )
+    assert [parse_evidence(e).tool for e in toolbox.evidence] == ["write_file", "shell"]
+
+
+def test_the_model_sees_head_and_tail_truncated_at_4000_chars(tmp_path):
+    text = "h" * 1333 + "m" * 5000 + "t" * 2667
+    (tmp_path / "long.txt").write_text(text)
+    shown = Toolbox(tmp_path).call("read_file", {"path": "long.txt"})
+    assert shown == "h" * 1333 + "\n...[middle truncated]...\n" + "t" * 2667
+
+
+def test_head_tail_leaves_short_text_alone():
+    assert head_tail("short", 10) == "short"
+
+
+def test_a_missing_workspace_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="is not a directory"):
+        Toolbox(tmp_path / "nope")
