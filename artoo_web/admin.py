@@ -68,3 +68,41 @@ class TraceEventAdmin(RecordAdmin):
     list_display = ("id", "run", "role", "kind", "tokens", "elapsed_ms", "created_at")
     list_filter = ("role", "kind")
     list_select_related = ("run",)
+
+
+from artoo_web.auditlog import (  # noqa: E402
+    AuditCursor,
+    AuditEventRecord,
+    AuditReportRecord,
+)
+
+
+@admin.register(AuditEventRecord)
+class AuditEventRecordAdmin(RecordAdmin):
+    list_display = (
+        "id",
+        "timestamp",
+        "message_id",
+        "run_id",
+        "from_role",
+        "to_role",
+        "message_type",
+        "anomaly",
+        "detail",
+    )
+    list_filter = ("anomaly", "source", "message_type")
+    search_fields = ("run_id", "message_id")
+    readonly_fields = [f.name for f in AuditEventRecord._meta.fields]
+
+
+@admin.register(AuditReportRecord)
+class AuditReportRecordAdmin(RecordAdmin):
+    list_display = ("id", "trigger", "period_from", "period_to", "in_reply_to")
+    list_filter = ("trigger",)
+    readonly_fields = [f.name for f in AuditReportRecord._meta.fields]
+
+
+@admin.register(AuditCursor)
+class AuditCursorAdmin(RecordAdmin):
+    list_display = ("id", "last_message_id", "updated_at")
+    readonly_fields = [f.name for f in AuditCursor._meta.fields]

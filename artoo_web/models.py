@@ -53,6 +53,7 @@ class Run(models.Model):
     final_result = models.JSONField(null=True, blank=True)
     directive = models.CharField(max_length=20, blank=True)
     tokens = models.PositiveIntegerField(default=0)
+    human_wait_ms = models.PositiveBigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -137,3 +138,55 @@ class TraceEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role} {self.kind}"
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    EXPIRED = "expired"
+
+
+class Approval(models.Model):
+    """A Law 1 gate: a destructive tool call waiting for the operator's decision."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="approvals")
+    subtask_id = models.CharField(max_length=64)
+    tool = models.CharField(max_length=40)
+    command = models.TextField()
+    reason = models.TextField()
+    status = models.CharField(
+        max_length=10, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.tool}: {self.command[:60]} ({self.status})"
+
+
+class ApiToken(models.Model):
+    """A per-user API token; only its SHA-256 is stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=80, blank=True)
+    prefix = models.CharField(max_length=8)
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.prefix}… {'revoked' if self.revoked_at else ''}"
+
+
+from artoo_web.auditlog import AuditCursor, AuditEventRecord, AuditReportRecord  # noqa: E402,F401

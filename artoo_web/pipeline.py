@@ -1,23 +1,36 @@
-"""The pipeline's entry points: load, call the role, persist, send."""
+"""The run's life outside the roles: submit, perceive (R1), answer, approve, cancel.
+
+Handlers load, call the role, persist and send; every decision is the role's.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from django.db import transaction
+from django.utils import timezone
 
-from artoo_web.models import Run, RunStatus, TraceEvent
+from artoo_web import bus, redisconn, runtime, topics
+from artoo_web.models import (
+    Approval,
+    ApprovalStatus,
+    BusMessage,
+    Run,
+    RunStatus,
+    TraceEvent,
+)
+from roles import perceiver
+from roles.contracts import FinalResult, Loss
+from roles.llm import LLMCancelled
 
 log = logging.getLogger(__name__)
 
-_starter: Callable[[Run], None] | None = None
+SESSION_RUNS = 5
+CANCEL_FLAG_TTL_S = 86_400
 
 
-def set_starter(fn: Callable[[Run], None]) -> None:
-    """Register the function that takes a queued run's first step (R1)."""
-    global _starter
-    _starter = fn
+class Conflict(Exception):
+    """The run is not in a state that allows this operation."""
 
 
 def submit(owner, raw_input: str) -> Run:
@@ -36,15 +49,189 @@ def submit(owner, raw_input: str) -> Run:
 
 
 def start(run_id: str) -> str:
-    """Hand a queued run to the registered starter; a taken run is a no-op."""
-    run = Run.objects.filter(id=run_id).first()
-    if run is None:
-        return "missing"
-    if run.status != RunStatus.QUEUED:
-        return "already-started"
-    if _starter is None:
-        # Until R1 is wired in, the run waits in the queue, visible as such.
-        log.info("pipeline: no starter registered; run %s stays queued", run_id)
-        return "no-starter"
-    _starter(run)
+    """Take a queued run's first step: R1 perceives it."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(id=run_id).first()
+        if run is None:
+            return "missing"
+        if run.status != RunStatus.QUEUED:
+            return "already-started"
+        run.status = RunStatus.PERCEIVING
+        run.save(update_fields=["status", "updated_at"])
+    perceive(run)
     return "started"
+
+
+def session_of(run: Run) -> list[perceiver.SessionEntry]:
+    """Return the user's last runs before this one, oldest first."""
+    earlier = (
+        Run.objects.filter(owner_id=run.owner_id, created_at__lt=run.created_at)
+        .exclude(final_result=None)
+        .order_by("-created_at")[:SESSION_RUNS]
+    )
+    return [
+        perceiver.SessionEntry(
+            input=r.raw_input, result=r.final_result.get("summary", "")
+        )
+        for r in reversed(earlier)
+    ]
+
+
+def perceive(run: Run) -> None:
+    """Run R1 and send its TaskSpec, question, or direct answer."""
+    pairs = [tuple(pair) for pair in run.state.get("clarifications", [])]
+    model = runtime.model_for("R1", run)
+    try:
+        result = perceiver.perceive(
+            run.raw_input,
+            model=model,
+            session=session_of(run),
+            clarifications=pairs,
+            today=runtime.today(),
+        )
+    except LLMCancelled:
+        return
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=run.id)
+        if run.is_terminal:
+            return
+        runtime.record_usage(run, "R1", result.usage)
+        if result.kind == "question":
+            ask(run, result.question, len(pairs) + 1)
+        elif result.kind == "direct":
+            answer_directly(run, result.answer)
+        else:
+            run.task_id = result.task_spec.task_id[:120]
+            run.state["spec"] = result.task_spec.model_dump(mode="json")
+            run.status = RunStatus.PLANNING
+            run.save(update_fields=["task_id", "state", "status", "updated_at"])
+            bus.send(run, "R1", "R2", "TaskSpec", result.task_spec)
+
+
+def ask(run: Run, question: str, round_: int) -> None:
+    run.status = RunStatus.NEEDS_INPUT
+    run.state["question"] = question
+    run.save(update_fields=["status", "state", "updated_at"])
+    bus.send(
+        run,
+        "R1",
+        "User",
+        "ClarificationRequest",
+        {"question": question, "round": round_, "raw_input": run.raw_input},
+    )
+
+
+def answer_directly(run: Run, answer: str) -> None:
+    """Finish a conversational run with R1's direct answer (no pipeline)."""
+    run.status = RunStatus.DONE
+    run.directive = "direct"
+    run.finished_at = timezone.now()
+    run.final_result = {"summary": answer, "output": answer, "directive": "direct"}
+    run.save()
+    runtime.trace(run, "R1", "direct_answer", answer=answer)
+
+
+def answer_clarification(run: Run, answer: str) -> BusMessage:
+    """Send the user's answer to R1; an empty answer means proceed."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=run.id)
+        if run.status != RunStatus.NEEDS_INPUT:
+            raise Conflict("This run is not waiting for an answer.")
+        pairs = run.state.setdefault("clarifications", [])
+        pairs.append([run.state.pop("question", ""), answer])
+        run.status = RunStatus.PERCEIVING
+        run.save(update_fields=["status", "state", "updated_at"])
+        return bus.send(
+            run,
+            "User",
+            "R1",
+            "ClarificationAnswer",
+            {"answer": answer, "round": len(pairs)},
+        )
+
+
+@bus.handler("R1", "ClarificationAnswer", self_committing=True)
+def resume_perception(msg: BusMessage) -> None:
+    with bus.delivering(msg) as fresh:
+        if not fresh:
+            return
+    perceive(Run.objects.get(id=msg.run_id))
+
+
+def decide_approval(run: Run, approval_id, decision: str, user) -> Approval:
+    """Record the operator's decision on a pending approval of this run."""
+    if decision not in ("approve", "deny"):
+        raise ValueError("decision must be 'approve' or 'deny'")
+    with transaction.atomic():
+        approval = (
+            Approval.objects.select_for_update().filter(run=run, id=approval_id).first()
+        )
+        if approval is None:
+            raise Approval.DoesNotExist("No such approval for this run.")
+        if approval.status != ApprovalStatus.PENDING:
+            raise Conflict(f"This approval was already {approval.status}.")
+        approval.status = (
+            ApprovalStatus.APPROVED if decision == "approve" else ApprovalStatus.DENIED
+        )
+        approval.decided_by = user
+        approval.decided_at = timezone.now()
+        approval.save()
+        bus.send(
+            run,
+            "User",
+            "R3",
+            "ApprovalDecision",
+            {"approval_id": str(approval.id), "decision": decision},
+        )
+    return approval
+
+
+@bus.handler("R3", "ApprovalDecision")
+def note_decision(msg: BusMessage) -> None:
+    """The waiting executor reads the Approval row; the message is the record."""
+
+
+def cancel(run: Run) -> FinalResult:
+    """Cancel a run: stop its work, deny its approvals, record the FinalResult."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=run.id)
+        if run.is_terminal:
+            raise Conflict(f"The run is already {run.status}.")
+        Approval.objects.filter(run=run, status=ApprovalStatus.PENDING).update(
+            status=ApprovalStatus.DENIED, decided_at=timezone.now()
+        )
+        final = cancelled_result(run)
+        finish(run, final, RunStatus.CANCELLED)
+        bus.send(run, "R7", "User", "FinalResult", final)
+        transaction.on_commit(lambda: raise_cancel_flag(run.id))
+    return final
+
+
+def raise_cancel_flag(run_id) -> None:
+    try:
+        redisconn.client().set(topics.cancel_key(run_id), "1", ex=CANCEL_FLAG_TTL_S)
+    except Exception:
+        log.warning("cancel flag for run %s not set in Redis", run_id, exc_info=True)
+
+
+def cancelled_result(run: Run) -> FinalResult:
+    state = run.ggs_state or {}
+    last = run.state.get("loss") or {"D": 1.0, "P": 0.5, "Omega": 0.0, "L": 0.75}
+    return FinalResult(
+        task_id=run.task_id or "cancelled_run",
+        summary="Cancelled by the operator before the run finished.",
+        loss=Loss(**last),
+        replans=state.get("replans", 0),
+        prev_directive=state.get("prev_directive", "init"),
+        directive="abandon",
+        rationale="cancelled",
+    )
+
+
+def finish(run: Run, final: FinalResult, status: str) -> None:
+    """Store the FinalResult on the run and end it."""
+    run.final_result = final.model_dump(mode="json")
+    run.directive = final.directive
+    run.status = status
+    run.finished_at = timezone.now()
+    run.save()

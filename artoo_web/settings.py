@@ -153,6 +153,16 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": envint("ARTOO_SWEEP_EVERY_S", 30, minimum=1),
         "options": {"queue": "pipeline", "expires": 30},
     },
+    "expire-stuck-runs": {
+        "task": "artoo_web.tasks.expire_stuck_runs",
+        "schedule": 60,
+        "options": {"queue": "pipeline", "expires": 60},
+    },
+    "dream": {
+        "task": "artoo_web.tasks.dream",
+        "schedule": envint("ARTOO_DREAM_EVERY_S", 300, minimum=1),
+        "options": {"queue": "memory", "expires": 300},
+    },
 }
 
 LOGGING = {

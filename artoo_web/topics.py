@@ -17,3 +17,8 @@ def bus_run(run_id: UUID | str) -> str:
 def ws_run_path(run_id: UUID | str) -> str:
     """Return the websocket path of one run's live stream."""
     return f"/ws/runs/{run_id}/"
+
+
+def cancel_key(run_id: UUID | str) -> str:
+    """Return the Redis key whose presence tells workers a run was cancelled."""
+    return f"artoo.cancel.{run_id}"

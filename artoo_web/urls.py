@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from artoo_web import views
+from artoo_web import api, views
 
 urlpatterns = [
     path("", views.run_list, name="run-list"),
@@ -10,5 +10,15 @@ urlpatterns = [
     path("runs/<uuid:run_id>/", views.run_detail, name="run-detail"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/runs", api.runs, name="api-runs"),
+    path("api/runs/<uuid:run_id>", api.run_detail, name="api-run"),
+    path("api/runs/<uuid:run_id>/messages", api.run_messages, name="api-run-messages"),
+    path("api/runs/<uuid:run_id>/cancel", api.run_cancel, name="api-run-cancel"),
+    path(
+        "api/runs/<uuid:run_id>/approvals/<uuid:approval_id>",
+        api.run_approval,
+        name="api-run-approval",
+    ),
+    path("api/runs/<uuid:run_id>/answer", api.run_answer, name="api-run-answer"),
     path("admin/", admin.site.urls),
 ]

@@ -6,6 +6,7 @@ their own, else an embedded redis-server started here and stopped at exit.
 
 import atexit
 import os
+import tempfile
 from pathlib import Path
 
 from artoo_web import launcher
@@ -14,6 +15,10 @@ _root = Path(__file__).resolve().parent.parent
 os.environ.setdefault("SECRET_KEY", "artoo-tests-only-not-secret")
 os.environ.setdefault("ARTOO_DATA_DIR", str(_root / ".artoo" / "test"))
 Path(os.environ["ARTOO_DATA_DIR"]).mkdir(parents=True, exist_ok=True)
+# Each session gets its own LevelDB: only one process may open one.
+os.environ.setdefault(
+    "ARTOO_MEMORY_PATH", str(Path(tempfile.mkdtemp(prefix="artoo-mem-")) / "memory")
+)
 atexit.register(
     launcher.stop,
     launcher.ensure_redis(

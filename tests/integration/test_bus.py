@@ -93,12 +93,21 @@ def test_message_is_delivered_once_and_redelivery_is_a_noop(
     assert handled(run) == 1
 
 
-def test_message_without_handler_stays_undelivered(celery_worker, run):
-    msg = bus.send(run, "R2", "R5", "MemoryQuery", {"task_id": "t"})
-    result = tasks.deliver.apply_async(args=[msg.id], queue="memory")
-    assert result.get(timeout=10) in {"no-handler", "delivered"}
-    if result.get() == "no-handler":
-        assert BusMessage.objects.get(id=msg.id).delivered_at is None
+@pytest.fixture
+def without_handler():
+    """Unregister User → R1 ClarificationAnswer, as if that role were not deployed."""
+    saved = bus._handlers.pop(ROUTE, None)
+    yield
+    if saved is not None:
+        bus._handlers[ROUTE] = saved
+
+
+def test_message_without_handler_stays_undelivered(celery_worker, run, without_handler):
+    msg = send_answer(run)
+    result = tasks.deliver.apply_async(args=[msg.id], queue="pipeline")
+    assert result.get(timeout=10) == "no-handler"
+    assert BusMessage.objects.get(id=msg.id).delivered_at is None
+    assert bus.undelivered(older_than_s=0) == []
 
 
 def test_sweeper_delivers_a_message_whose_enqueue_was_lost(

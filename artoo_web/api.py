@@ -1,0 +1,180 @@
+"""The JSON API, authenticated by per-user tokens (``Authorization: Bearer …``).
+
+Errors are JSON ``{"error": "…"}`` with the right status; other users' runs are 404.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from artoo_web import pipeline, tokens
+from artoo_web.forms import clean_task_text
+from artoo_web.models import Approval, BusMessage, Run
+from artoo_web.summaries import rounds_of, usage_by_role
+
+PAGE = 500
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def error(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def endpoint(*methods: str):
+    """Authenticate by token, allow ``methods``, and turn ApiError into JSON."""
+
+    def wrap(view):
+        @csrf_exempt
+        @login_not_required
+        @require_http_methods(list(methods))
+        @functools.wraps(view)
+        def inner(request: HttpRequest, *args, **kwargs):
+            user = tokens.authenticate(request.headers.get("Authorization", ""))
+            if user is None:
+                return error(
+                    401, "A valid API token is required (Authorization: Bearer …)."
+                )
+            request.user = user
+            try:
+                return view(request, *args, **kwargs)
+            except ApiError as exc:
+                return error(exc.status, str(exc))
+            except pipeline.Conflict as exc:
+                return error(409, str(exc))
+
+        return inner
+
+    return wrap
+
+
+def body(request: HttpRequest) -> dict:
+    """Return the request's JSON object, or raise ApiError saying what is wrong."""
+    try:
+        text = request.body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApiError(400, "The body is not valid UTF-8.") from None
+    try:
+        data = json.loads(text or "{}")
+    except json.JSONDecodeError as exc:
+        raise ApiError(400, f"The body is not valid JSON: {exc.msg}.") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "The body must be a JSON object.")
+    return data
+
+
+def string_field(data: dict, name: str) -> str:
+    value = data.get(name, "")
+    if not isinstance(value, str):
+        raise ApiError(400, f"'{name}' must be a string.")
+    return value
+
+
+def visible_run(request: HttpRequest, run_id) -> Run:
+    run = Run.objects.visible_to(request.user).filter(id=run_id).first()
+    if run is None:
+        raise ApiError(404, "No such run.")
+    return run
+
+
+def run_json(run: Run) -> dict:
+    return {
+        "id": str(run.id),
+        "status": run.status,
+        "task_id": run.task_id,
+        "input": run.raw_input,
+        "round": run.round,
+        "directive": run.directive,
+        "rounds": rounds_of(run),
+        "final_result": run.final_result,
+        "tokens": run.tokens,
+        "cost_usd": float(run.cost_usd),
+        "cost_by_role": usage_by_role(run),
+        "pending_approvals": [
+            {"id": str(a.id), "tool": a.tool, "command": a.command, "reason": a.reason}
+            for a in run.approvals.filter(status="pending")
+        ],
+        "question": run.state.get("question") if run.status == "needs_input" else None,
+        "created_at": run.created_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "url": reverse("run-detail", args=[run.id]),
+    }
+
+
+@endpoint("GET", "POST")
+def runs(request: HttpRequest):
+    if request.method == "GET":
+        mine = Run.objects.visible_to(request.user)[:100]
+        return JsonResponse(
+            {
+                "runs": [
+                    {"id": str(r.id), "status": r.status, "task_id": r.task_id}
+                    for r in mine
+                ]
+            }
+        )
+    data = body(request)
+    try:
+        text = clean_task_text(string_field(data, "input"))
+    except Exception as exc:
+        messages = getattr(exc, "messages", [str(exc)])
+        raise ApiError(400, " ".join(messages)) from None
+    run = pipeline.submit(request.user, text)
+    return JsonResponse(run_json(run), status=201)
+
+
+@endpoint("GET")
+def run_detail(request: HttpRequest, run_id):
+    return JsonResponse(run_json(visible_run(request, run_id)))
+
+
+@endpoint("GET")
+def run_messages(request: HttpRequest, run_id):
+    run = visible_run(request, run_id)
+    try:
+        after = int(request.GET.get("after", "0"))
+    except ValueError:
+        raise ApiError(400, "'after' must be an integer message id.") from None
+    rows = BusMessage.objects.filter(run=run, id__gt=after).order_by("id")[:PAGE]
+    return JsonResponse({"messages": [m.envelope() for m in rows]})
+
+
+@endpoint("POST")
+def run_cancel(request: HttpRequest, run_id):
+    run = visible_run(request, run_id)
+    pipeline.cancel(run)
+    return JsonResponse(run_json(Run.objects.get(id=run.id)))
+
+
+@endpoint("POST")
+def run_approval(request: HttpRequest, run_id, approval_id):
+    run = visible_run(request, run_id)
+    decision = string_field(body(request), "decision")
+    if decision not in ("approve", "deny"):
+        raise ApiError(400, "'decision' must be 'approve' or 'deny'.")
+    try:
+        approval = pipeline.decide_approval(run, approval_id, decision, request.user)
+    except Approval.DoesNotExist:
+        raise ApiError(404, "No such approval for this run.") from None
+    return JsonResponse({"id": str(approval.id), "status": approval.status})
+
+
+@endpoint("POST")
+def run_answer(request: HttpRequest, run_id):
+    run = visible_run(request, run_id)
+    answer = string_field(body(request), "answer").strip()
+    if "\x00" in answer or len(answer) > 20_000:
+        raise ApiError(400, "The answer must be text of at most 20,000 characters.")
+    msg = pipeline.answer_clarification(run, answer)
+    return JsonResponse({"message_id": msg.id}, status=202)

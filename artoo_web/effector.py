@@ -1,0 +1,199 @@
+"""R3 ⇄ R4a on the bus: one effector task per SubTask runs the fast loop.
+
+SubTasks of a later sequence group are held (left undelivered) until the
+dispatcher releases their group; outputs of earlier groups are injected then.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from artoo_web import bus, runtime
+from artoo_web.env import envint, envlist
+from artoo_web.models import Approval, ApprovalStatus, BusMessage, Run, RunStatus
+from roles import agent_validator, executor
+from roles.contracts import SubTask
+from roles.fastloop import run_fast_loop
+from roles.tools import ApprovalAsk, Toolbox
+
+log = logging.getLogger(__name__)
+
+APPROVAL_POLL_S = 0.2
+
+
+def approval_timeout_s() -> int:
+    return envint("ARTOO_APPROVAL_TIMEOUT_S", 300, minimum=1)
+
+
+@bus.handler("R3", "SubTask", self_committing=True)
+def run_subtask(msg: BusMessage) -> str:
+    subtask = SubTask.model_validate(msg.payload)
+    run = Run.objects.get(id=msg.run_id)
+    fan = run.state.get("fanin", {})
+    if run.is_terminal or msg.round != run.round:
+        with bus.delivering(msg):
+            return "stale"
+    if subtask.sequence > fan.get("released", 0):
+        hold(msg, subtask)
+        return "held"
+    outcome = effect(run, msg, subtask, prior_outputs(fan, subtask.sequence))
+    with bus.delivering(msg) as fresh:
+        if fresh:
+            bus.send(run, "R4a", "R4b", "SubTaskOutcome", outcome, round=msg.round)
+    return "delivered"
+
+
+def hold(msg: BusMessage, subtask: SubTask) -> None:
+    """Remember a held SubTask so the dispatcher can release it later."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=msg.run_id)
+        fan = run.state.get("fanin", {})
+        if subtask.sequence <= fan.get("released", 0):
+            transaction.on_commit(lambda: bus.enqueue(msg.id, "pipeline"))
+            return
+        held = fan.setdefault("held", {}).setdefault(str(subtask.sequence), [])
+        if msg.id not in held:
+            held.append(msg.id)
+            run.save(update_fields=["state", "updated_at"])
+
+
+def prior_outputs(fan: dict, sequence: int) -> str:
+    """Return the outputs of earlier groups, to inject into this subtask's context."""
+    lines = []
+    for outcome in fan.get("outcomes", {}).values():
+        if outcome.get("status") == "matched" and outcome.get("output") not in (
+            None,
+            "",
+        ):
+            lines.append(
+                f"- {outcome.get('intent', '')}: {str(outcome['output'])[:2000]}"
+            )
+    return "\n".join(lines)
+
+
+def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
+    """Run R3 ⇄ R4a for one subtask and return its SubTaskOutcome."""
+    cancelled = runtime.canceller(run.id)
+    directive = run.state.get("directive") or {}
+    workspace = runtime.workspace_for(run)
+    toolbox = Toolbox(
+        workspace,
+        allowed_paths=[Path(p) for p in envlist("ARTOO_ALLOWED_PATHS")],
+        blocked_tools=directive.get("blocked_tools", []),
+        blocked_targets=directive.get("blocked_targets", []),
+        approve=lambda ask: wait_for_approval(run, subtask, ask, cancelled),
+        cancelled=cancelled,
+        shell_timeout_s=envint("ARTOO_SHELL_TIMEOUT_S", 30, minimum=1),
+    )
+    exec_model = runtime.model_for("R3", run, cancelled)
+    val_model = runtime.model_for("R4a", run, cancelled)
+
+    def execute_fn(correction, attempt):
+        return executor.execute(
+            subtask,
+            model=exec_model,
+            toolbox=toolbox,
+            correction=correction,
+            prior_outputs=prior,
+            attempt=attempt,
+        )
+
+    def validate_fn(result, attempt, trajectory):
+        return agent_validator.validate(
+            subtask,
+            result,
+            model=val_model,
+            attempt=attempt,
+            trajectory=trajectory,
+            workspace=workspace,
+            infrastructure_error="cancelled" if cancelled() else "",
+        )
+
+    def on_result(result, execution):
+        runtime.record_usage(run, "R3", execution.usage)
+        bus.send(run, "R3", "R4a", "ExecutionResult", result, round=msg.round)
+
+    def on_correction(correction, validation):
+        runtime.record_usage(run, "R4a", validation.usage)
+        bus.send(run, "R4a", "R3", "CorrectionSignal", correction, round=msg.round)
+
+    try:
+        outcome, _, validations = run_fast_loop(
+            subtask,
+            execute_fn=execute_fn,
+            validate_fn=validate_fn,
+            on_result=on_result,
+            on_correction=on_correction,
+        )
+    finally:
+        toolbox.kill()
+    if validations:
+        runtime.record_usage(run, "R4a", validations[-1].usage)
+    return outcome
+
+
+@bus.handler("R4a", "ExecutionResult")
+@bus.handler("R3", "CorrectionSignal")
+def note_fast_loop(msg: BusMessage) -> None:
+    """The effector acted on these in its fast loop; the messages are the record."""
+
+
+def wait_for_approval(run: Run, subtask: SubTask, ask: ApprovalAsk, cancelled) -> bool:
+    """Ask the operator (Law 1) and wait; deny on timeout or cancel."""
+    with transaction.atomic():
+        approval = Approval.objects.create(
+            run=run,
+            subtask_id=subtask.subtask_id,
+            tool=ask.tool,
+            command=ask.command,
+            reason=ask.reason,
+        )
+        Run.objects.filter(id=run.id, status=RunStatus.RUNNING).update(
+            status=RunStatus.AWAITING_APPROVAL
+        )
+        bus.send(
+            run,
+            "R3",
+            "User",
+            "ApprovalRequest",
+            {
+                "approval_id": str(approval.id),
+                "subtask_id": subtask.subtask_id,
+                "tool": ask.tool,
+                "command": ask.command,
+                "args": ask.args,
+                "reason": ask.reason,
+            },
+        )
+    started = time.monotonic()
+    status = poll_decision(approval, started, cancelled)
+    waited = int((time.monotonic() - started) * 1000)
+    Run.objects.filter(id=run.id).update(human_wait_ms=F("human_wait_ms") + waited)
+    Run.objects.filter(id=run.id, status=RunStatus.AWAITING_APPROVAL).update(
+        status=RunStatus.RUNNING
+    )
+    return status == ApprovalStatus.APPROVED
+
+
+def poll_decision(approval: Approval, started: float, cancelled) -> str:
+    deadline = started + approval_timeout_s()
+    while True:
+        status = Approval.objects.filter(id=approval.id).values_list(
+            "status", flat=True
+        )[0]
+        if status != ApprovalStatus.PENDING:
+            return status
+        if cancelled() or time.monotonic() > deadline:
+            expired = Approval.objects.filter(
+                id=approval.id, status=ApprovalStatus.PENDING
+            )
+            if expired.update(status=ApprovalStatus.EXPIRED, decided_at=timezone.now()):
+                return ApprovalStatus.EXPIRED
+            continue
+        time.sleep(APPROVAL_POLL_S)

@@ -1,0 +1,122 @@
+import sys
+import time
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from artoo_web import pipeline
+from artoo_web.forms import clean_task_text
+from artoo_web.models import BusMessage, Run
+from artoo_web.summaries import usage_by_role
+
+POLL_S = 0.1
+SUCCESS = {"accept", "success", "direct"}
+
+
+def describe(msg: BusMessage) -> str:
+    """Return one terminal line for a bus message (the GGS line for R7's)."""
+    head = f"#{msg.id:<5} {msg.sender:>4} → {msg.recipient:<4} {msg.type}"
+    p = msg.payload
+    if msg.type in ("PlanDirective", "FinalResult"):
+        loss = p.get("loss", {})
+        return (
+            f"{head}  {p.get('prev_directive')}→{p.get('directive')}  "
+            f"D={loss.get('D', 0):.2f} P={loss.get('P', 0):.2f} "
+            f"∇L={p.get('grad_l', 0):+.2f} Ω={loss.get('Omega', 0):.2f}"
+        )
+    detail = p.get("intent") or p.get("summary") or p.get("status") or p.get("question")
+    return f"{head}  {str(detail)[:100]}" if detail else head
+
+
+class Command(BaseCommand):
+    help = "Submit a task, stream the pipeline, print the result and the cost table."
+
+    def add_arguments(self, parser):
+        parser.add_argument("task")
+        parser.add_argument(
+            "--user", help="owner of the run (default: the first superuser)"
+        )
+        parser.add_argument("--timeout", type=float, default=900.0)
+        parser.add_argument(
+            "--yes", action="store_true", help="approve Law 1 prompts without asking"
+        )
+
+    def handle(self, *args, task, user, timeout, yes, **options):
+        owner = self.owner(user)
+        try:
+            text = clean_task_text(task)
+        except Exception as exc:
+            raise CommandError(" ".join(getattr(exc, "messages", [str(exc)]))) from None
+        run = pipeline.submit(owner, text)
+        self.stdout.write(f"run {run.id}")
+        run = self.follow(run, owner, timeout, yes)
+        self.report(run)
+        directive = (run.final_result or {}).get("directive", "")
+        sys.exit(0 if directive in SUCCESS else 1)
+
+    def owner(self, username):
+        users = get_user_model().objects
+        found = (
+            users.filter(username=username)
+            if username
+            else users.filter(is_superuser=True).order_by("id")
+        ).first()
+        if found is None:
+            raise CommandError(
+                "No such user; pass --user NAME (see make run's admin user)."
+            )
+        return found
+
+    def follow(self, run: Run, owner, timeout: float, yes: bool) -> Run:
+        last, deadline = 0, time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for msg in BusMessage.objects.filter(run=run, id__gt=last).order_by("id"):
+                last = msg.id
+                self.stdout.write(describe(msg))
+                self.respond(run, msg, owner, yes)
+            run.refresh_from_db()
+            if run.is_terminal and not run.messages.filter(id__gt=last).exists():
+                return run
+            time.sleep(POLL_S)
+        raise CommandError(
+            f"The run did not finish within {timeout:.0f} s ({run.status})."
+        )
+
+    def respond(self, run, msg, owner, yes):
+        if msg.type == "ApprovalRequest":
+            ok = yes or self.confirm(
+                f"Law 1: run `{msg.payload.get('command')}`? [y/N] "
+            )
+            try:
+                pipeline.decide_approval(
+                    run, msg.payload["approval_id"], "approve" if ok else "deny", owner
+                )
+            except pipeline.Conflict:
+                pass
+        elif msg.type == "ClarificationRequest":
+            answer = (
+                input(f"{msg.payload.get('question')} > ") if sys.stdin.isatty() else ""
+            )
+            pipeline.answer_clarification(run, answer)
+
+    def confirm(self, prompt: str) -> bool:
+        if not sys.stdin.isatty():
+            return False
+        return input(prompt).strip().lower() in ("y", "yes")
+
+    def report(self, run: Run):
+        final = run.final_result or {}
+        self.stdout.write(f"\n{run.status}: {final.get('directive', '')}")
+        self.stdout.write(str(final.get("summary", "")))
+        if final.get("output") not in (None, ""):
+            self.stdout.write(f"output: {final['output']}")
+        for move in (final.get("next_moves") or {}).get("next_moves", []):
+            self.stdout.write(f"  next: {move}")
+        self.stdout.write(f"\n{'role':<6}{'calls':>7}{'tokens':>10}{'cost USD':>12}")
+        for role, row in usage_by_role(run).items():
+            self.stdout.write(
+                f"{role:<6}{row['calls']:>7}{row['tokens']:>10}{row['cost_usd']:>12.6f}"
+            )
+        self.stdout.write(
+            f"{'total':<6}{'':>7}{run.tokens:>10}{float(run.cost_usd):>12.6f}"
+        )

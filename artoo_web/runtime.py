@@ -1,0 +1,110 @@
+"""What handlers need around a role call: the model, the clock, usage, cancel."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from artoo_web import redisconn, topics
+from artoo_web.env import envint
+from artoo_web.models import Run, TraceEvent
+from roles import llm
+from roles.offline import OfflineModel
+
+CANCEL_CHECK_EVERY_S = 0.2
+
+
+def llm_configured() -> bool:
+    """Return True when an LLM endpoint is configured (else the offline model)."""
+    return llm.is_configured(os.environ)
+
+
+def model_for(role: str, run: Run, cancelled: Callable[[], bool] | None = None):
+    """Return the LLM client for ``role``, or the offline model."""
+    if not llm_configured():
+        return OfflineModel(latency_ms=envint("ARTOO_OFFLINE_LATENCY_MS", 0, minimum=0))
+    return llm.client_for(
+        role, os.environ, run_id=str(run.id), cancelled=cancelled or canceller(run.id)
+    )
+
+
+def canceller(run_id) -> Callable[[], bool]:
+    """Return a cheap check of the run's cancel flag (Redis, rate-limited)."""
+    key = topics.cancel_key(run_id)
+    last = {"at": 0.0, "value": False}
+
+    def cancelled() -> bool:
+        now = time.monotonic()
+        if not last["value"] and now - last["at"] >= CANCEL_CHECK_EVERY_S:
+            last["at"] = now
+            try:
+                last["value"] = bool(redisconn.client().exists(key))
+            except Exception:
+                last["value"] = Run.objects.filter(
+                    id=run_id, status="cancelled"
+                ).exists()
+        return last["value"]
+
+    return cancelled
+
+
+def today() -> date:
+    return timezone.now().date()
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def workspace_for(run: Run) -> Path:
+    """Return (creating) the run's workspace directory."""
+    path = settings.WORKSPACE / str(run.id)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def elapsed_ms(run: Run) -> int:
+    return int((timezone.now() - run.created_at).total_seconds() * 1000)
+
+
+def record_usage(run: Run, role: str, usage, kind: str = "llm_call") -> None:
+    """Store one TraceEvent per model call and add its tokens and cost to the run."""
+    if usage is None:
+        return
+    tokens = 0
+    cost = Decimal(0)
+    for call in usage.calls:
+        call_tokens = call.prompt_tokens + call.completion_tokens
+        tokens += call_tokens
+        cost += Decimal(str(call.cost_usd or 0))
+        TraceEvent.objects.create(
+            run=run,
+            role=role,
+            kind=kind,
+            tokens=call_tokens,
+            elapsed_ms=int(call.elapsed_ms),
+            data={
+                "model": call.model,
+                "prompt_tokens": call.prompt_tokens,
+                "completion_tokens": call.completion_tokens,
+                "cost_usd": call.cost_usd,
+                "messages": [dict(m) for m in call.messages],
+                "response": call.response,
+            },
+        )
+    Run.objects.filter(id=run.id).update(
+        tokens=F("tokens") + tokens, cost_usd=F("cost_usd") + cost
+    )
+
+
+def trace(run: Run, role: str, kind: str, **data) -> None:
+    TraceEvent.objects.create(run=run, role=role, kind=kind, data=data)

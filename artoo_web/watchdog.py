@@ -1,0 +1,62 @@
+"""The last line of "never hang": runs past their deadline are ended by GGS's rule."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from artoo_web import bus
+from artoo_web.env import envint
+from artoo_web.models import TERMINAL_STATUSES, ApprovalStatus, Run, RunStatus
+from artoo_web.pipeline import finish
+from roles.contracts import FinalResult, Loss
+
+log = logging.getLogger(__name__)
+
+
+def run_deadline_s() -> int:
+    return envint("ARTOO_RUN_DEADLINE_S", 900, minimum=10)
+
+
+def expire_stuck_runs() -> int:
+    """Abandon every active run older than the deadline (human waits excluded)."""
+    cutoff = timezone.now() - timedelta(seconds=run_deadline_s())
+    count = 0
+    stale = Run.objects.exclude(status__in=TERMINAL_STATUSES).filter(
+        created_at__lt=cutoff
+    )
+    for run_id in stale.values_list("id", flat=True):
+        count += expire(run_id, cutoff)
+    return count
+
+
+def expire(run_id, cutoff) -> int:
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=run_id)
+        waiting = (
+            run.status in (RunStatus.NEEDS_INPUT,)
+            or run.approvals.filter(status=ApprovalStatus.PENDING).exists()
+        )
+        overdue = run.created_at + timedelta(milliseconds=run.human_wait_ms) < cutoff
+        if run.is_terminal or waiting or not overdue:
+            return 0
+        state = run.ggs_state or {}
+        final = FinalResult(
+            task_id=run.task_id or "expired_run",
+            summary="Abandoned: the run passed its deadline without a verdict "
+            f"(status was {run.status}).",
+            loss=Loss(
+                **(run.state.get("loss") or {"D": 1, "P": 0.5, "Omega": 1, "L": 1})
+            ),
+            replans=state.get("replans", 0),
+            prev_directive=state.get("prev_directive", "init"),
+            directive="abandon",
+            rationale="run deadline exceeded",
+        )
+        finish(run, final, RunStatus.FAILED)
+        bus.send(run, "R7", "User", "FinalResult", final)
+    log.warning("watchdog: run %s abandoned at its deadline", run_id)
+    return 1

@@ -1,0 +1,193 @@
+"""artoo end to end through a scripted OpenAI-compatible model over real HTTP.
+
+The roles' replies are scripted by name: a subtask whose intent starts with
+``ok`` is judged matched by R4a, ``env`` failed (environmental), ``logic`` failed
+(logical); each test scripts only the Planner's plans.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from artoo_web import pipeline
+from artoo_web.models import BusMessage, Run
+from tests.conftest import wait_until
+from tests.integration.test_pipeline_offline import finished, transitions
+from tests.llm_server import ScriptedLLMServer, Step
+
+pytestmark = pytest.mark.slow
+
+TASK_SPEC = {
+    "task_id": "check_the_server",
+    "intent": "check the server",
+    "constraints": {},
+    "raw_input": "check the server",
+}
+
+
+def text_of(request) -> str:
+    return "\n".join(str(m.get("content") or "") for m in request.messages)
+
+
+def subtask_kind(request) -> str:
+    text = text_of(request)
+    for kind in ("logic", "env", "ok"):
+        if f"{kind}-step" in text:
+            return kind
+    return "ok"
+
+
+def judge(request) -> str:
+    kind = subtask_kind(request)
+    met = kind == "ok"
+    failure_class = {"env": "environmental", "logic": "logical"}.get(kind)
+    evidence = {"env": "connection refused by host", "logic": "wrong value computed"}
+    return json.dumps(
+        {
+            "verdict": "matched" if met else "failed",
+            "criteria_results": [
+                {
+                    "criterion": "it works",
+                    "met": met,
+                    "failure_class": failure_class,
+                    "evidence": evidence.get(kind, "looks right"),
+                }
+            ],
+            "what_was_wrong": "" if met else evidence[kind],
+            "what_to_do": "",
+            "failure_reason": "" if met else evidence[kind],
+        }
+    )
+
+
+def execute(request) -> Step | str:
+    """Call glob once when asked to, then report completion."""
+    if "glob-step" in text_of(request) and not any(
+        m.get("role") == "tool" for m in request.messages
+    ):
+        return Step(tool_calls=(_glob(),))
+    return json.dumps({"status": "completed", "output": "done"})
+
+
+def _glob():
+    from tests.llm_server import ToolCallSpec
+
+    return ToolCallSpec(name="glob", arguments={"pattern": "*.txt"}, id="call_1")
+
+
+def plan(*intents: str) -> str:
+    return json.dumps(
+        {
+            "task_criteria": [],
+            "subtasks": [
+                {
+                    "intent": intent,
+                    "success_criteria": ["it works"],
+                    "context": "",
+                    "sequence": i + 1,
+                }
+                for i, intent in enumerate(intents)
+            ],
+        }
+    )
+
+
+def accept(request) -> str:
+    return json.dumps(
+        {
+            "verdict": "accept",
+            "summary": "all done",
+            "merged_output": "done",
+            "criteria_results": [],
+            "gap_summary": "",
+        }
+    )
+
+
+@pytest.fixture
+def model(monkeypatch):
+    with ScriptedLLMServer() as server:
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("ARTOO_LLM_RETRIES", "1")
+        server.default_reply(json.dumps(TASK_SPEC), role="R1")
+        server.responder(execute, role="R3")
+        server.responder(judge, role="R4a")
+        server.responder(accept, role="R4b")
+        yield server
+
+
+def test_first_try_accept(celery_worker, user, model):
+    model.reply("R2", plan("ok-step one"))
+    run = finished(pipeline.submit(user, "check the server"))
+    assert run.status == "done"
+    assert transitions(run) == ["init→accept"]
+    assert run.task_id == "check_the_server"
+    assert {r.header("X-Artoo-Run") for r in model.requests} == {str(run.id)}
+    assert run.tokens > 0
+
+
+def test_change_path_then_refine_then_success(celery_worker, user, model):
+    model.reply("R2", plan("env-step a"))
+    model.reply("R2", plan("ok-step b", "env-step c"))
+    model.reply("R2", plan("ok-step d", "ok-step e", "ok-step f", "env-step g"))
+    run = finished(pipeline.submit(user, "check the server"))
+    assert transitions(run) == [
+        "init→change_path",
+        "change_path→refine",
+        "refine→success",
+    ]
+    assert run.status == "done"
+    assert BusMessage.objects.filter(run=run, type="FinalResult").count() == 1
+
+
+def test_break_symmetry_removes_the_blocked_tool(celery_worker, user, model):
+    model.reply("R2", plan("logic-step glob-step"))
+    model.reply("R2", plan("ok-step again"))
+    run = finished(pipeline.submit(user, "check the server"))
+    assert transitions(run)[:2] == ["init→break_symmetry", "break_symmetry→accept"]
+    directive = BusMessage.objects.get(run=run, type="PlanDirective").payload
+    assert directive["blocked_tools"] == ["glob"]
+    executor_calls = model.requests_for("R3")
+    tools_first = {t["function"]["name"] for t in executor_calls[0].tools}
+    tools_last = {t["function"]["name"] for t in executor_calls[-1].tools}
+    assert "glob" in tools_first and "glob" not in tools_last
+
+
+def test_budget_exhaustion_abandons_with_next_moves(celery_worker, user, model):
+    model.default_reply(plan("env-step again"), role="R2")
+    run = finished(pipeline.submit(user, "check the server"), timeout=90)
+    assert run.status == "failed"
+    steps = transitions(run)
+    assert steps[-1].endswith("→abandon") and len(steps) == 3
+    assert "R4b recommended abandon" in run.final_result["rationale"]
+    moves = wait_until(
+        lambda: BusMessage.objects.filter(run=run, type="NextMoves").first()
+    )
+    assert 2 <= len(moves.payload["next_moves"]) <= 3
+
+
+def test_law2_kills_a_run_whose_loss_worsens_twice(celery_worker, user, model):
+    model.reply("R2", plan("ok-step a", "env-step b"))
+    model.reply("R2", plan("env-step c"))
+    model.reply("R2", plan("logic-step d"))
+    run = finished(pipeline.submit(user, "check the server"), timeout=90)
+    assert run.final_result["directive"] == "abandon"
+    assert "Law 2" in run.final_result["rationale"]
+
+
+def test_clarification_round_trip(celery_worker, user, model):
+    model.reply(
+        "R1", json.dumps({"needs_clarification": True, "question": "Which one?"})
+    )
+    model.reply("R2", plan("ok-step one"))
+    run = pipeline.submit(user, "check it")
+    wait_until(lambda: Run.objects.get(id=run.id).status == "needs_input")
+    question = BusMessage.objects.get(run=run, type="ClarificationRequest")
+    assert question.payload["question"] == "Which one?"
+    pipeline.answer_clarification(Run.objects.get(id=run.id), "the staging server")
+    run = finished(run)
+    assert run.status == "done"
+    assert "the staging server" in text_of(model.requests_for("R1")[-1])

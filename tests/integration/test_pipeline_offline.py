@@ -1,0 +1,138 @@
+"""artoo end to end on the offline model: real worker, Redis, database, LevelDB."""
+
+from __future__ import annotations
+
+import pytest
+
+from artoo_web import pipeline
+from artoo_web.models import Approval, BusMessage, Run
+from tests.conftest import wait_until
+
+pytestmark = pytest.mark.slow
+
+
+def finished(run: Run, timeout: float = 60) -> Run:
+    def done():
+        fresh = Run.objects.get(id=run.id)
+        return fresh if fresh.is_terminal else None
+
+    return wait_until(done, timeout=timeout)
+
+
+def bus_types(run: Run) -> list[str]:
+    return list(BusMessage.objects.filter(run=run).values_list("type", flat=True))
+
+
+def transitions(run: Run) -> list[str]:
+    rows = BusMessage.objects.filter(
+        run=run, sender="R7", type__in=("PlanDirective", "FinalResult")
+    ).order_by("id")
+    return [f"{m.payload['prev_directive']}→{m.payload['directive']}" for m in rows]
+
+
+def test_one_command_is_accepted_on_the_first_try(celery_worker, user):
+    run = finished(pipeline.submit(user, "echo hello # expect: hel+o"))
+    assert run.status == "done"
+    assert transitions(run) == ["init→accept"]
+    assert bus_types(run).count("FinalResult") == 1
+    outcome = BusMessage.objects.get(run=run, type="SubTaskOutcome").payload
+    assert outcome["status"] == "matched"
+    assert any(
+        entry.startswith('shell: {"command": "echo hello # expect: hel+o"} → ')
+        and "hello" in entry
+        for entry in outcome["tool_calls"]
+    )
+    assert not BusMessage.objects.filter(run=run, delivered_at__isnull=True).exists()
+
+
+def test_a_failing_command_ends_in_abandon_with_next_moves(celery_worker, user):
+    run = pipeline.submit(user, "echo one\n& echo two\nls /definitely-missing")
+    run = finished(run, timeout=90)
+    assert run.status == "failed"
+    assert run.final_result["directive"] == "abandon"
+    steps = transitions(run)
+    assert steps[0].startswith("init→") and steps[-1].endswith("→abandon")
+    assert len(steps) >= 2
+    assert bus_types(run).count("FinalResult") == 1
+    wait_until(lambda: BusMessage.objects.filter(run=run, type="NextMoves").exists())
+    failed = [
+        m.payload
+        for m in BusMessage.objects.filter(run=run, type="SubTaskOutcome")
+        if m.payload["status"] == "failed"
+    ]
+    assert failed
+    assert all(
+        v["failure_class"] == "environmental"
+        for o in failed
+        for v in o["criteria_verdicts"]
+        if v["verdict"] == "fail"
+    )
+
+
+def test_later_group_starts_after_the_parallel_group_with_its_outputs(
+    celery_worker, user
+):
+    run = finished(pipeline.submit(user, "echo alpha\n& echo beta\necho gamma"))
+    assert run.status == "done"
+    results = BusMessage.objects.filter(run=run, type="ExecutionResult").order_by("id")
+    outputs = [str(m.payload["output"]) for m in results]
+    assert "gamma" in outputs[-1]
+    subtasks = {
+        m.payload["subtask_id"]: m.payload["sequence"]
+        for m in BusMessage.objects.filter(run=run, type="SubTask")
+    }
+    assert sorted(subtasks.values()) == [1, 1, 2]
+
+
+def test_approved_destructive_command_runs(celery_worker, user, settings):
+    run = pipeline.submit(user, "touch doomed.txt\nrm doomed.txt")
+    approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
+    assert approval.command == "rm doomed.txt"
+    assert Run.objects.get(id=run.id).status == "awaiting_approval"
+    target = settings.WORKSPACE / str(run.id) / "doomed.txt"
+    assert target.exists()
+    pipeline.decide_approval(run, approval.id, "approve", user)
+    run = finished(run)
+    assert run.status == "done"
+    assert not target.exists()
+    assert bus_types(run).count("ApprovalDecision") == 1
+
+
+def test_denied_destructive_command_never_runs(celery_worker, user, settings):
+    run = pipeline.submit(user, "touch kept.txt\nrm kept.txt")
+    approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
+    pipeline.decide_approval(run, approval.id, "deny", user)
+    run = finished(run, timeout=90)
+    assert (settings.WORKSPACE / str(run.id) / "kept.txt").exists()
+    assert run.final_result["directive"] == "abandon"
+    evidence = " ".join(
+        e
+        for m in BusMessage.objects.filter(run=run, type="ExecutionResult")
+        for e in m.payload["tool_calls"]
+    )
+    assert "[LAW1]" in evidence
+
+
+def test_replayed_approval_decision_is_refused(celery_worker, user):
+    run = pipeline.submit(user, "touch x.txt\nrm x.txt")
+    approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
+    pipeline.decide_approval(run, approval.id, "deny", user)
+    with pytest.raises(pipeline.Conflict):
+        pipeline.decide_approval(run, approval.id, "approve", user)
+    finished(run, timeout=90)
+
+
+def test_cancel_stops_a_running_command(celery_worker, user):
+    run = pipeline.submit(user, "sleep 60")
+    wait_until(lambda: BusMessage.objects.filter(run=run, type="SubTask").exists())
+    wait_until(lambda: Run.objects.get(id=run.id).status == "running")
+    pipeline.cancel(Run.objects.get(id=run.id))
+    run = Run.objects.get(id=run.id)
+    assert run.status == "cancelled"
+    assert run.final_result["directive"] == "abandon"
+    subtask = BusMessage.objects.get(run=run, type="SubTask")
+    # The shell was killed: the effector finished long before `sleep 60` would.
+    wait_until(lambda: BusMessage.objects.get(id=subtask.id).delivered_at, timeout=10)
+    assert bus_types(run).count("FinalResult") == 1
+    with pytest.raises(pipeline.Conflict):
+        pipeline.cancel(run)
