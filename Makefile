@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-reliability browser-deps lint bench clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -12,15 +13,36 @@ $(STAMP): requirements.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+# Browser tests drive Debian's Chromium through Playwright (never a downloaded build).
+browser-deps:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "chromium is missing and cannot be installed here (needs root and apt-get)"; \
+	  fi; \
+	fi
+
 run: $(STAMP)
 	$(VENV)/bin/python -m artoo_web.launcher run
 
-test: $(STAMP)
+# The fast suite: unit, integration, websocket and browser tests.
+test: $(STAMP) browser-deps
 	$(VENV)/bin/python -m artoo_web.launcher test $(PYTEST_ARGS)
+
+# Everything, including the reliability suite (real processes, faults, load).
+test-reliability: $(STAMP) browser-deps
+	$(VENV)/bin/python -m artoo_web.launcher test -m "reliability or not reliability" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+bench: $(STAMP)
+	$(VENV)/bin/python bench/ggs.py
+	$(VENV)/bin/python bench/memory.py
+	$(VENV)/bin/python bench/pipeline.py
 
 clean:
 	rm -rf $(VENV) .artoo

@@ -1,0 +1,137 @@
+"""Pipeline figures on a private cluster of real processes (offline model).
+
+    python bench/pipeline.py [--runs 30] [--seconds 60] [--inflight 32]
+
+Prints: median submit → FinalResult of a one-subtask run at 0 ms model latency;
+the wall-time ratio of 8 parallel subtasks to 1 at 1000 ms latency; sustained
+runs/s over the given seconds, with the count of runs or messages lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from artoo_web import launcher  # noqa: E402
+from artoo_web.cluster import Cluster  # noqa: E402
+
+POLL_S = 0.005
+
+
+def setup_django(env: dict) -> None:
+    os.environ.update(env)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "artoo_web.settings"
+    import django
+
+    django.setup()
+
+
+def wait_done(run_ids, timeout: float) -> dict:
+    from artoo_web.models import TERMINAL_STATUSES, Run
+
+    deadline, done = time.monotonic() + timeout, {}
+    pending = set(run_ids)
+    while pending and time.monotonic() < deadline:
+        rows = Run.objects.filter(id__in=pending, status__in=TERMINAL_STATUSES)
+        for run_id, finished in rows.values_list("id", "finished_at"):
+            done[run_id] = finished
+            pending.discard(run_id)
+        time.sleep(POLL_S)
+    return done
+
+
+def submit_and_wait(user, text: str, timeout: float = 120) -> float:
+    from artoo_web import pipeline
+
+    started = time.monotonic()
+    run = pipeline.submit(user, text)
+    if not wait_done([run.id], timeout):
+        raise RuntimeError(f"run {run.id} did not finish within {timeout} s")
+    return time.monotonic() - started
+
+
+def overhead(user, runs: int) -> None:
+    submit_and_wait(user, "echo warm")
+    times = sorted(submit_and_wait(user, "echo hi") for _ in range(runs))
+    print(
+        f"one-subtask run, offline model at 0 ms: median {statistics.median(times) * 1000:.0f} ms, "
+        f"p90 {times[int(len(times) * 0.9) - 1] * 1000:.0f} ms over {runs} runs "
+        f"(target ≤ 100 ms median)"
+    )
+
+
+def parallel(user) -> None:
+    one = submit_and_wait(user, "echo a")
+    eight = submit_and_wait(
+        user, "\n".join(["echo a"] + [f"& echo {i}" for i in range(7)])
+    )
+    print(
+        f"8 parallel subtasks vs 1 at 1000 ms latency: {eight:.2f} s vs {one:.2f} s, "
+        f"ratio {eight / one:.2f} (target ≤ 1.25)"
+    )
+
+
+def throughput(user, seconds: float, inflight: int) -> None:
+    from artoo_web import pipeline
+    from artoo_web.models import BusMessage, Run
+
+    started, submitted, finished = time.monotonic(), [], {}
+    while time.monotonic() - started < seconds:
+        open_runs = [r for r in submitted if r not in finished]
+        for _ in range(max(0, inflight - len(open_runs))):
+            submitted.append(pipeline.submit(user, "echo load").id)
+        finished.update(wait_done([r for r in submitted if r not in finished], 0.05))
+    elapsed = time.monotonic() - started
+    finished.update(wait_done([r for r in submitted if r not in finished], 120))
+    lost_runs = len(submitted) - len(finished)
+    undelivered = BusMessage.objects.filter(
+        run_id__in=submitted, delivered_at__isnull=True
+    ).count()
+    done_in_window = sum(
+        1
+        for r in Run.objects.filter(
+            id__in=submitted, finished_at__isnull=False
+        ).values_list("finished_at", flat=True)
+    )
+    print(
+        f"throughput: {done_in_window / (elapsed + 0.0):.1f} runs/s over {elapsed:.0f} s "
+        f"({len(submitted)} submitted, {lost_runs} runs not finished, "
+        f"{undelivered} messages undelivered) (target ≥ 20 runs/s, nothing lost)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--inflight", type=int, default=32)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="artoo-bench-") as tmp:
+        data = Path(tmp)
+        redis_proc, redis_url = launcher.start_embedded_redis(data)
+        env = {"REDIS_URL": redis_url, "ARTOO_LOG_LEVEL": "WARNING"}
+        try:
+            with Cluster(data, processes=("pipeline", "memory"), env=env) as cluster:
+                setup_django(cluster.env)
+                from django.contrib.auth import get_user_model
+
+                user = get_user_model().objects.create_user("bench")
+                overhead(user, opts.runs)
+                throughput(user, opts.seconds, opts.inflight)
+            slow = {**env, "ARTOO_OFFLINE_LATENCY_MS": "1000"}
+            with Cluster(data, processes=("pipeline", "memory"), env=slow):
+                parallel(user)
+        finally:
+            launcher.stop(redis_proc)
+
+
+if __name__ == "__main__":
+    main()
