@@ -68,7 +68,8 @@ def execute(request) -> Step | str:
         m.get("role") == "tool" for m in request.messages
     ):
         return Step(tool_calls=(_glob(),))
-    return json.dumps({"status": "completed", "output": "done"})
+    marker = next((w for w in text_of(request).split() if w.startswith("out-")), "done")
+    return json.dumps({"status": "completed", "output": f"result of {marker}"})
 
 
 def _glob():
@@ -77,7 +78,8 @@ def _glob():
     return ToolCallSpec(name="glob", arguments={"pattern": "*.txt"}, id="call_1")
 
 
-def plan(*intents: str) -> str:
+def plan(*intents: str, sequences: list[int] | None = None) -> str:
+    sequences = sequences or list(range(1, len(intents) + 1))
     return json.dumps(
         {
             "task_criteria": [],
@@ -86,9 +88,9 @@ def plan(*intents: str) -> str:
                     "intent": intent,
                     "success_criteria": ["it works"],
                     "context": "",
-                    "sequence": i + 1,
+                    "sequence": seq,
                 }
-                for i, intent in enumerate(intents)
+                for intent, seq in zip(intents, sequences, strict=True)
             ],
         }
     )
@@ -191,3 +193,23 @@ def test_clarification_round_trip(celery_worker, user, model):
     run = finished(run)
     assert run.status == "done"
     assert "the staging server" in text_of(model.requests_for("R1")[-1])
+
+
+def test_parallel_group_then_sequential_group_gets_earlier_outputs(
+    celery_worker, user, model
+):
+    model.reply(
+        "R2",
+        plan(
+            "ok-step out-alpha", "ok-step out-beta", "ok-step last", sequences=[1, 1, 2]
+        ),
+    )
+    run = finished(pipeline.submit(user, "check the server"))
+    assert run.status == "done"
+    requests = model.requests_for("R3")
+    last = [r for r in requests if "ok-step last" in text_of(r)]
+    assert last, "the second group never ran"
+    context = text_of(last[0])
+    assert "result of out-alpha" in context and "result of out-beta" in context
+    first = [r for r in requests if "ok-step last" not in text_of(r)]
+    assert all("ok-step last" not in text_of(r) for r in first)
