@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from artoo_web import redisconn, topics
+from artoo_web.env import envint
 from artoo_web.models import BusMessage, Run
 from roles import routes
 
@@ -146,6 +148,55 @@ def delivering(msg: BusMessage) -> Iterator[bool]:
             claimed.update(delivered_at=timezone.now())
 
 
+def lease_s() -> int:
+    return envint("ARTOO_LEASE_S", 30, minimum=1)
+
+
+class Lease:
+    """A Redis key held while one worker delivers a message, renewed by a heartbeat.
+
+    A second delivery of the same message (the sweeper, or the broker after a
+    visibility timeout) finds the lease and stands back; a crashed worker's lease
+    expires, so the sweeper can hand its message to another worker.
+    """
+
+    def __init__(self, message_id: int):
+        self.key = topics.lease_key(message_id)
+        self.ttl = lease_s()
+        self.stopped = threading.Event()
+
+    def acquire(self) -> bool:
+        try:
+            taken = redisconn.client().set(self.key, "1", nx=True, ex=self.ttl)
+        except Exception:
+            log.warning("bus: lease unavailable for %s", self.key, exc_info=True)
+            return True
+        if taken:
+            threading.Thread(target=self.renew, daemon=True).start()
+        return bool(taken)
+
+    def renew(self) -> None:
+        while not self.stopped.wait(self.ttl / 3):
+            try:
+                redisconn.client().expire(self.key, self.ttl)
+            except Exception:
+                log.warning("bus: lease renewal failed for %s", self.key)
+
+    def release(self) -> None:
+        self.stopped.set()
+        try:
+            redisconn.client().delete(self.key)
+        except Exception:
+            log.warning("bus: lease release failed for %s", self.key)
+
+
+def is_leased(message_id: int) -> bool:
+    try:
+        return bool(redisconn.client().exists(topics.lease_key(message_id)))
+    except Exception:
+        return False
+
+
 def deliver(message_id: int) -> str:
     """Run the registered handler for one message; report what happened."""
     msg = BusMessage.objects.select_related("run").filter(id=message_id).first()
@@ -157,6 +208,16 @@ def deliver(message_id: int) -> str:
     if reg is None:
         # No handler yet: leave it undelivered and visible, never drop it.
         return "no-handler"
+    lease = Lease(msg.id)
+    if not lease.acquire():
+        return "leased"
+    try:
+        return _run_handler(msg, reg)
+    finally:
+        lease.release()
+
+
+def _run_handler(msg: BusMessage, reg: Registration) -> str:
     if reg.self_committing:
         reg.handler(msg)
         return "delivered"
@@ -173,7 +234,11 @@ def undelivered(older_than_s: int, limit: int = 500) -> list[BusMessage]:
     pending = BusMessage.objects.filter(
         delivered_at__isnull=True, created_at__lt=cutoff
     ).order_by("id")[:limit]
-    return [m for m in pending if registration_for(m.recipient, m.type) is not None]
+    return [
+        m
+        for m in pending
+        if registration_for(m.recipient, m.type) is not None and not is_leased(m.id)
+    ]
 
 
 def sweep(older_than_s: int) -> int:

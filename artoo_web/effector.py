@@ -7,6 +7,8 @@ dispatcher releases their group; outputs of earlier groups are injected then.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from pathlib import Path
 
@@ -40,8 +42,12 @@ def run_subtask(msg: BusMessage) -> str:
         with bus.delivering(msg):
             return "stale"
     if subtask.sequence > fan.get("released", 0):
-        hold(msg, subtask)
-        return "held"
+        if hold(msg, subtask):
+            return "held"
+        fan = Run.objects.get(id=msg.run_id).state.get("fanin", {})
+    runtime.trace(
+        run, "R3", "subtask_started", subtask_id=subtask.subtask_id, worker=worker()
+    )
     outcome = effect(run, msg, subtask, prior_outputs(fan, subtask.sequence))
     with bus.delivering(msg) as fresh:
         if fresh:
@@ -49,18 +55,26 @@ def run_subtask(msg: BusMessage) -> str:
     return "delivered"
 
 
-def hold(msg: BusMessage, subtask: SubTask) -> None:
-    """Remember a held SubTask so the dispatcher can release it later."""
+def worker() -> str:
+    """Return the Celery node running this task (which machine ran a subtask)."""
+    from celery import current_task
+
+    hostname = getattr(getattr(current_task, "request", None), "hostname", None)
+    return hostname or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def hold(msg: BusMessage, subtask: SubTask) -> bool:
+    """Remember a held SubTask for the dispatcher; False if its group is released."""
     with transaction.atomic():
         run = Run.objects.select_for_update().get(id=msg.run_id)
         fan = run.state.get("fanin", {})
         if subtask.sequence <= fan.get("released", 0):
-            transaction.on_commit(lambda: bus.enqueue(msg.id, "pipeline"))
-            return
+            return False
         held = fan.setdefault("held", {}).setdefault(str(subtask.sequence), [])
         if msg.id not in held:
             held.append(msg.id)
             run.save(update_fields=["state", "updated_at"])
+        return True
 
 
 def prior_outputs(fan: dict, sequence: int) -> str:

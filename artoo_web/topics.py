@@ -22,3 +22,8 @@ def ws_run_path(run_id: UUID | str) -> str:
 def cancel_key(run_id: UUID | str) -> str:
     """Return the Redis key whose presence tells workers a run was cancelled."""
     return f"artoo.cancel.{run_id}"
+
+
+def lease_key(message_id: int) -> str:
+    """Return the Redis key a worker holds while it delivers one message."""
+    return f"artoo.lease.{message_id}"

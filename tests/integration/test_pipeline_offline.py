@@ -42,7 +42,8 @@ def test_one_command_is_accepted_on_the_first_try(celery_worker, user):
         and "hello" in entry
         for entry in outcome["tool_calls"]
     )
-    assert not BusMessage.objects.filter(run=run, delivered_at__isnull=True).exists()
+    pending = BusMessage.objects.filter(run=run, delivered_at__isnull=True)
+    wait_until(lambda: not pending.exists())
 
 
 def test_a_failing_command_ends_in_abandon_with_next_moves(celery_worker, user):
