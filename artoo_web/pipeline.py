@@ -229,7 +229,10 @@ def cancelled_result(run: Run) -> FinalResult:
 
 
 def finish(run: Run, final: FinalResult, status: str) -> None:
-    """Store the FinalResult on the run and end it."""
+    """Store the FinalResult and the cost per role on the run, and end it."""
+    from artoo_web.summaries import usage_by_role
+
+    run.state["cost_by_role"] = usage_by_role(run)
     run.final_result = final.model_dump(mode="json")
     run.directive = final.directive
     run.status = status

@@ -111,6 +111,10 @@ def dispatch(run: Run, recall: MemoryRecall) -> None:
         if run.is_terminal:
             return
         runtime.record_usage(run, "R2", result.usage)
+        injected = set(result.calibration.injected_sops if result.calibration else [])
+        run.state["injected_sops"] = [
+            sop.model_dump(mode="json") for sop in recall.sops if sop.id in injected
+        ]
         if result.calibration is not None:
             runtime.trace(
                 run,

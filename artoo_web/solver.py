@@ -8,8 +8,8 @@ from django.utils import timezone
 from artoo_web import bus, runtime
 from artoo_web.models import BusMessage, Run, RunStatus
 from artoo_web.pipeline import finish
-from roles import ggs
-from roles.contracts import FinalResult, OutcomeSummary, ReplanRequest
+from roles import ggs, ggs_megrams
+from roles.contracts import FinalResult, Megram, OutcomeSummary, ReplanRequest
 
 CONTRACT = {"ReplanRequest": ReplanRequest, "OutcomeSummary": OutcomeSummary}
 
@@ -31,7 +31,7 @@ def solve(msg: BusMessage) -> None:
     run.ggs_state = result.state.to_dict()
     output = result.output
     run.state["loss"] = output.loss.model_dump(mode="json", by_alias=True)
-    for megram in result.megrams:
+    for megram in result.megrams + feedback(run, output):
         bus.send(run, "R7", "R5", "Megram", megram)
     if isinstance(output, FinalResult):
         end(run, output)
@@ -41,6 +41,15 @@ def solve(msg: BusMessage) -> None:
     run.directive = output.directive
     run.save()
     bus.send(run, "R7", "R2", "PlanDirective", output)
+
+
+def feedback(run: Run, output) -> list[Megram]:
+    """Return write-back Megrams for the SOPs R2 injected into this round."""
+    rules = [Megram.model_validate(m) for m in run.state.pop("injected_sops", [])]
+    gap = getattr(output, "rationale", "") or getattr(output, "summary", "")
+    return ggs_megrams.negative_feedback(
+        rules, output.directive, gap, now=timezone.now(), id_factory=runtime.new_id
+    )
 
 
 def end(run: Run, final: FinalResult) -> None:

@@ -117,3 +117,36 @@ def action_megrams(
 
 def _dedupe(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(v for v in values if v))
+
+
+def negative_feedback(
+    rules: Iterable[Megram],
+    directive: str,
+    gap: str,
+    *,
+    now: datetime | None = None,
+    id_factory: Callable[[], str] | None = None,
+) -> list[Megram]:
+    """Return the write-back Megrams for SOPs followed by a failing round.
+
+    Each copies its rule's level, pair, f and k with σ −1, so the rule's decision
+    potential is cancelled and the Dreamer can demote it (DESIGN §6 R5).
+    """
+    if directive in ("accept", "success"):
+        return []
+    content = f"Followed, then the round failed ({directive}): {gap}"[:CONTENT_LIMIT]
+    return [
+        Megram(
+            id=id_factory() if id_factory else "",
+            level=rule.level,
+            created_at=now,
+            space=rule.space,
+            entity=rule.entity,
+            content=content,
+            state="negative_feedback",
+            f=rule.f,
+            sigma=-1.0,
+            k=rule.k,
+        )
+        for rule in rules
+    ]

@@ -213,3 +213,37 @@ def test_parallel_group_then_sequential_group_gets_earlier_outputs(
     assert "result of out-alpha" in context and "result of out-beta" in context
     first = [r for r in requests if "ok-step last" not in text_of(r)]
     assert all("ok-step last" not in text_of(r) for r in first)
+
+
+def test_followed_sop_gets_negative_feedback_when_its_round_fails(
+    celery_worker, user, model
+):
+    from artoo_web import memory_worker
+    from roles.contracts import Megram
+
+    space = f"intent:{TASK_SPEC['task_id']}"
+    rule = memory_worker.store().write(
+        Megram(
+            level="C",
+            space=space,
+            entity="env:local",
+            state="Best Practice",
+            content="always ping the server first",
+            f=1.0,
+            sigma=1.0,
+            k=0.0,
+        )
+    )
+    model.reply("R2", plan("env-step a"))
+    model.reply("R2", plan("ok-step b"))
+    run = finished(pipeline.submit(user, "check the server"))
+    assert "always ping the server first" in text_of(model.requests_for("R2")[0])
+    feedback = [
+        m
+        for m in BusMessage.objects.filter(run=run, type="Megram")
+        if m.payload["state"] == "negative_feedback"
+    ]
+    assert len(feedback) >= 1
+    assert feedback[0].round == 0
+    assert (feedback[0].payload["space"], feedback[0].payload["sigma"]) == (space, -1.0)
+    memory_worker.store().forget(rule.id)
