@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from artoo_web import bus, redisconn, runtime, topics
+from artoo_web.env import envint
 from artoo_web.models import (
     Approval,
     ApprovalStatus,
@@ -19,7 +20,7 @@ from artoo_web.models import (
     RunStatus,
     TraceEvent,
 )
-from roles import perceiver
+from roles import perceiver, routes
 from roles.contracts import FinalResult, Loss
 from roles.llm import LLMCancelled
 
@@ -238,3 +239,56 @@ def finish(run: Run, final: FinalResult, status: str) -> None:
     run.status = status
     run.finished_at = timezone.now()
     run.save()
+
+
+def handler_attempts() -> int:
+    return envint("ARTOO_HANDLER_ATTEMPTS", 3, minimum=1)
+
+
+def handler_failed(message_id: int, exc: Exception) -> str:
+    """Record a handler's error; retry with backoff, then end the run clearly."""
+    from artoo_web.tasks import deliver
+
+    msg = BusMessage.objects.filter(id=message_id).first()
+    if msg is None or msg.run_id is None:
+        log.exception("bus: handler of message %s failed", message_id)
+        return "error"
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    log.error("bus: %s handler of message %s failed: %s", msg.recipient, msg.id, error)
+    TraceEvent.objects.create(
+        run_id=msg.run_id,
+        role=msg.recipient,
+        kind="handler_error",
+        data={"message_id": msg.id, "type": msg.type, "error": error},
+    )
+    failures = TraceEvent.objects.filter(
+        run_id=msg.run_id, kind="handler_error", data__message_id=msg.id
+    ).count()
+    if failures < handler_attempts():
+        deliver.apply_async(
+            args=[msg.id],
+            countdown=2 ** (failures - 1),
+            queue=routes.queue_for(msg.recipient) or "pipeline",
+        )
+        return "retrying"
+    give_up(msg, error)
+    return "failed"
+
+
+def give_up(msg: BusMessage, error: str) -> None:
+    """End a run whose handler keeps failing: the error becomes its FinalResult."""
+    with transaction.atomic():
+        BusMessage.objects.filter(id=msg.id).update(delivered_at=timezone.now())
+        run = Run.objects.select_for_update().get(id=msg.run_id)
+        if run.is_terminal:
+            return
+        final = cancelled_result(run).model_copy(
+            update={
+                "summary": f"Abandoned: {msg.recipient} could not handle {msg.type} "
+                f"after {handler_attempts()} attempts ({error}).",
+                "rationale": "handler error",
+            }
+        )
+        run.error = error
+        finish(run, final, RunStatus.FAILED)
+        bus.send(run, "R7", "User", "FinalResult", final)

@@ -16,7 +16,10 @@ DREAM_DEBOUNCE_S = 2
 @shared_task(acks_late=True)
 def deliver(message_id: int) -> str:
     """Deliver one bus message to its recipient's handler (idempotent)."""
-    return bus.deliver(message_id)
+    try:
+        return bus.deliver(message_id)
+    except Exception as exc:
+        return pipeline.handler_failed(message_id, exc)
 
 
 @shared_task

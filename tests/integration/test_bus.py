@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from artoo_web import bus, tasks, topics
-from artoo_web.models import BusMessage, TraceEvent
+from artoo_web.models import BusMessage, Run, TraceEvent
 from tests.conftest import wait_until
 
 ROUTE = ("R1", "ClarificationAnswer")
@@ -131,3 +131,32 @@ def test_sweeper_delivers_a_message_whose_enqueue_was_lost(
     wait_until(lambda: BusMessage.objects.get(id=lost.id).delivered_at)
     assert handled(run) == 1
     assert BusMessage.objects.get(id=recent.id).delivered_at is None
+
+
+@pytest.fixture
+def broken_handler():
+    """Register a User → R1 handler that always raises, as a bug would."""
+
+    def handle(msg: BusMessage) -> None:
+        raise RuntimeError("handler bug")
+
+    saved = bus._handlers.get(ROUTE)
+    bus._handlers[ROUTE] = bus.Registration(handle, self_committing=False)
+    yield
+    if saved is None:
+        bus._handlers.pop(ROUTE, None)
+    else:
+        bus._handlers[ROUTE] = saved
+
+
+def test_a_handler_that_keeps_failing_ends_the_run_with_the_error(
+    celery_worker, run, broken_handler, settings
+):
+    msg = send_answer(run)
+    run = wait_until(
+        lambda: Run.objects.filter(id=run.id, status="failed").first(), timeout=20
+    )
+    assert "RuntimeError: handler bug" in run.final_result["summary"]
+    assert TraceEvent.objects.filter(run=run, kind="handler_error").count() == 3
+    assert BusMessage.objects.get(id=msg.id).delivered_at is not None
+    assert BusMessage.objects.filter(run=run, type="FinalResult").count() == 1
