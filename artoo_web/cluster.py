@@ -3,25 +3,35 @@
     with Cluster(tmp_path) as cluster:          # migrates, starts every process
         cluster.kill("pipeline")                 # SIGKILL one, as a crash would
         cluster.start_process("pipeline")
+        cluster.start_process("pipeline#2", node="pipeline2@%h")  # a second one
 
 Each cluster has its own data dir (SQLite by default, or ``DATABASE_URL``), its
-own Redis (``REDIS_URL`` when given, else an embedded redis-server) and its own
-port; logs go to ``<data dir>/logs/<name>.log``.
+own Redis (``REDIS_URL`` when given and answering, else an embedded
+redis-server) and its own port; logs go to ``<data dir>/logs/<name>.log``.
+A process name may carry a ``#suffix`` (``pipeline#2``) to run a second copy of
+the same command; every Celery worker gets a node name of its own.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 from artoo_web import launcher
 
 ROOT = launcher.ROOT
 READY_TIMEOUT_S = 60
+STOP_GRACE_S = 15
+WORKERS = ("pipeline", "memory")
+# Inherited from a parent (a test session) these would point every cluster at
+# the parent's settings, LevelDB and workspace instead of its own data dir.
+PARENT_ONLY = ("DJANGO_SETTINGS_MODULE", "ARTOO_MEMORY_PATH", "ARTOO_WORKSPACE")
 
 
 def commands(port: int, concurrency: int) -> dict[str, list[str]]:
@@ -43,6 +53,16 @@ def commands(port: int, concurrency: int) -> dict[str, list[str]]:
     }
 
 
+def kind_of(name: str) -> str:
+    """Return the command a process name runs: ``pipeline#2`` runs ``pipeline``."""
+    return name.split("#")[0]
+
+
+def default_node(name: str) -> str:
+    """Return a unique Celery node name for a worker: ``pipeline#2`` → pipeline2@%h."""
+    return name.replace("#", "") + "@%h"
+
+
 class Cluster:
     """A set of artoo processes sharing one data dir, Redis and database."""
 
@@ -60,6 +80,9 @@ class Cluster:
         self.names = processes
         self.port = launcher.free_port()
         self.env = launcher.base_env(self.data_dir)
+        for name in PARENT_ONLY:
+            self.env.pop(name, None)
+        self.env["DJANGO_SETTINGS_MODULE"] = "artoo_web.settings"
         self.env.update(env or {})
         self.env.setdefault("SECRET_KEY", "artoo-cluster-" + self.data_dir.name)
         self.env["ALLOWED_HOSTS"] = "127.0.0.1,localhost"
@@ -68,13 +91,25 @@ class Cluster:
         self.commands = commands(self.port, concurrency)
         self.procs: dict[str, subprocess.Popen] = {}
         self.redis_proc = None
+        self._logs: dict[str, IO[bytes]] = {}
+        self._log_start: dict[str, int] = {}
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def db_path(self) -> Path:
+        """Return the SQLite file (meaningful when ``DATABASE_URL`` is unset)."""
+        return self.data_dir / "db.sqlite3"
+
     def __enter__(self) -> Cluster:
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            # A process that failed to come up must not leave the others running.
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
@@ -102,12 +137,24 @@ class Cluster:
         )
 
     def start_process(self, name: str, *, node: str = "") -> subprocess.Popen:
-        cmd = list(self.commands[name.split("#")[0]])
-        if node:
-            cmd += ["-n", node]
-        if name.startswith("beat"):
+        """Start one process (``pipeline``, ``pipeline#2``, ``web``…); no wait.
+
+        Celery workers get ``node`` as their node name, else one derived from
+        ``name``, so several workers of one kind never share a name.
+        """
+        if name in self.procs and self.procs[name].poll() is None:
+            raise RuntimeError(f"{name} is already running")
+        kind = kind_of(name)
+        cmd = list(self.commands[kind])
+        if kind in WORKERS:
+            cmd += ["-n", node or default_node(name)]
+        if kind == "beat":
             cmd += ["-s", str(self.data_dir / "celerybeat-schedule")]
-        log = open(self.data_dir / "logs" / f"{name}.log", "ab")  # noqa: SIM115
+        path = self.log_path(name)
+        self._close_log(name)
+        log = open(path, "ab")  # noqa: SIM115 (closed in stop)
+        self._logs[name] = log
+        self._log_start[name] = log.tell()
         proc = subprocess.Popen(
             cmd,
             cwd=ROOT,
@@ -119,10 +166,12 @@ class Cluster:
         self.procs[name] = proc
         return proc
 
-    def wait_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
+    def wait_ready(
+        self, timeout: float = READY_TIMEOUT_S, names: tuple[str, ...] | None = None
+    ) -> None:
         """Wait until the web port answers and every worker says it is ready."""
         deadline = time.monotonic() + timeout
-        for name in self.procs:
+        for name in names or tuple(self.procs):
             while not self.is_ready(name):
                 if self.procs[name].poll() is not None:
                     raise RuntimeError(f"{name} exited; see {self.log_path(name)}")
@@ -131,18 +180,23 @@ class Cluster:
                 time.sleep(0.1)
 
     def is_ready(self, name: str) -> bool:
-        if name.startswith("web"):
-            import socket
-
+        kind = kind_of(name)
+        if kind == "web":
             with socket.socket() as sock:
                 return sock.connect_ex(("127.0.0.1", self.port)) == 0
-        text = self.log_path(name).read_text(errors="replace")
-        if name.startswith(("pipeline", "memory")):
-            return " ready." in text
+        if kind in WORKERS:
+            return " ready." in self.log_text(name)
         return True
 
     def log_path(self, name: str) -> Path:
         return self.data_dir / "logs" / f"{name}.log"
+
+    def log_text(self, name: str, *, whole: bool = False) -> str:
+        """Return what the process's current instance logged (or the whole file)."""
+        with open(self.log_path(name), "rb") as fh:
+            if not whole:
+                fh.seek(self._log_start.get(name, 0))
+            return fh.read().decode(errors="replace")
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to a process's whole group (SIGKILL: as a crash would)."""
@@ -159,12 +213,27 @@ class Cluster:
         self.procs.clear()
         for proc in procs:
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 15
+                _killpg(proc, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
         for proc in procs:
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                _killpg(proc, signal.SIGKILL)
                 proc.wait(timeout=10)
+        for name in list(self._logs):
+            self._close_log(name)
         launcher.stop(self.redis_proc)
+        self.redis_proc = None
+
+    def _close_log(self, name: str) -> None:
+        log = self._logs.pop(name, None)
+        if log is not None:
+            log.close()
+
+
+def _killpg(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass

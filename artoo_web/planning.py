@@ -57,21 +57,30 @@ def query_memory(msg: BusMessage) -> None:
 @bus.handler("R2", "MemoryRecall", self_committing=True)
 def plan_with_recall(msg: BusMessage) -> None:
     recall = MemoryRecall.model_validate(msg.payload)
-    with bus.delivering(msg) as fresh:
-        if not fresh:
-            return
-    plan_round(msg.run_id, msg.round, recall)
+    # Delivered with the plan, not before it: a worker that dies while planning
+    # leaves the recall undelivered, and the sweeper hands it to another worker.
+    plan_round(msg.run_id, msg.round, recall, msg)
 
 
-def plan_round(run_id, round_: int, recall: MemoryRecall | None) -> str:
-    """Plan one round once: the first of recall or memory timeout claims it."""
+def plan_round(
+    run_id, round_: int, recall: MemoryRecall | None, msg: BusMessage | None = None
+) -> str:
+    """Plan one round once: the first of recall or memory timeout claims it.
+
+    A recall redelivered after its worker died may take over its own claim.
+    """
+    claimant = msg.id if msg is not None else "timeout"
     with transaction.atomic():
         run = Run.objects.select_for_update().get(id=run_id)
         if run.is_terminal or run.round != round_:
+            mark_delivered(msg)
             return "stale"
-        if run.state.get("planned_round", -1) >= round_:
+        planned = run.state.get("planned_round", -1) >= round_
+        if planned and run.state.get("planned_by") != claimant:
+            mark_delivered(msg)
             return "already-planned"
         run.state["planned_round"] = round_
+        run.state["planned_by"] = claimant
         run.save(update_fields=["state", "updated_at"])
     if recall is None:
         runtime.trace(run, "R2", "memory_unavailable", round=round_)
@@ -81,11 +90,18 @@ def plan_round(run_id, round_: int, recall: MemoryRecall | None) -> str:
             entity="env:local",
             available=False,
         )
-    dispatch(run, recall)
+    dispatch(run, recall, msg)
     return "planned"
 
 
-def dispatch(run: Run, recall: MemoryRecall) -> None:
+def mark_delivered(msg: BusMessage | None) -> None:
+    if msg is not None:
+        BusMessage.objects.filter(id=msg.id, delivered_at__isnull=True).update(
+            delivered_at=timezone.now()
+        )
+
+
+def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> None:
     """Call R2, then send the manifest and every SubTask in one transaction."""
     spec = TaskSpec.model_validate(run.state["spec"])
     directive = run.state.get("directive")
@@ -108,7 +124,8 @@ def dispatch(run: Run, recall: MemoryRecall) -> None:
         return
     with transaction.atomic():
         run = Run.objects.select_for_update().get(id=run.id)
-        if run.is_terminal:
+        mark_delivered(msg)
+        if run.is_terminal or run.state.get("fanin", {}).get("round") == run.round:
             return
         runtime.record_usage(run, "R2", result.usage)
         injected = set(result.calibration.injected_sops if result.calibration else [])

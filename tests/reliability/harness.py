@@ -1,0 +1,416 @@
+"""Drive a Cluster from outside: JSON API, web pages, websocket, read-only DB.
+
+Everything here talks to the cluster the way a user or an operator would (HTTP,
+a websocket, ``manage.py``) or reads its SQLite file read-only; nothing imports
+the cluster's Django.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.cookiejar
+import json
+import os
+import re
+import socket
+import sqlite3
+import struct
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+
+from artoo_web.cluster import Cluster
+
+TERMINAL = ("done", "failed", "cancelled")
+PASSWORD = "reliability-pass-123"
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.1, what: str = ""):
+    """Poll ``predicate`` until truthy; fail naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what or predicate}")
+        time.sleep(interval)
+
+
+def create_user(cluster: Cluster, username: str, *, staff: bool = False) -> str:
+    """Create a user (password ``PASSWORD``) and return a fresh API token."""
+    code = (
+        "from django.contrib.auth import get_user_model; "
+        f"get_user_model().objects.create_user({username!r}, "
+        f"password={PASSWORD!r}, is_staff={staff!r})"
+    )
+    cluster.manage("shell", "-c", code)
+    return cluster.manage("create_api_token", username).stdout.strip()
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    headers: dict
+
+    def json(self):
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class Http:
+    """A tiny HTTP client with a cookie jar that never follows redirects."""
+
+    def __init__(self, base_url: str, token: str = ""):
+        self.base_url = base_url
+        self.token = token
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect()
+        )
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        data: bytes | None = None,
+        headers: dict | None = None,
+        timeout: float = 30,
+    ) -> Reply:
+        headers = dict(headers or {})
+        if self.token:
+            headers.setdefault("Authorization", f"Bearer {self.token}")
+        req = urllib.request.Request(
+            self.base_url + path, data=data, method=method, headers=headers
+        )
+        try:
+            with self.opener.open(req, timeout=timeout) as resp:
+                return Reply(resp.status, resp.read(), dict(resp.headers))
+        except urllib.error.HTTPError as err:
+            return Reply(err.code, err.read(), dict(err.headers))
+
+    def get(self, path: str, **kw) -> Reply:
+        return self.request("GET", path, **kw)
+
+    def post_json(self, path: str, payload, **kw) -> Reply:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json", **kw.pop("headers", {})}
+        return self.request("POST", path, data=data, headers=headers, **kw)
+
+    def post_form(self, path: str, fields: dict, **kw) -> Reply:
+        data = urllib.parse.urlencode(fields).encode()
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Referer": self.base_url + "/",
+            **kw.pop("headers", {}),
+        }
+        return self.request("POST", path, data=data, headers=headers, **kw)
+
+    def cookie(self, name: str) -> str:
+        return next((c.value for c in self.jar if c.name == name), "")
+
+    def login(self, username: str, password: str = PASSWORD) -> Http:
+        """Log in through the login form (with its CSRF token)."""
+        page = self.get("/login/")
+        token = csrf_token(page.text)
+        reply = self.post_form(
+            "/login/",
+            {"username": username, "password": password, "csrfmiddlewaretoken": token},
+        )
+        assert reply.status == 302, (reply.status, reply.text[:300])
+        assert self.cookie("sessionid")
+        return self
+
+
+def csrf_token(html: str) -> str:
+    match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
+    assert match, "no CSRF token in the page"
+    return match.group(1)
+
+
+class Api(Http):
+    """The JSON API of one user (Bearer token)."""
+
+    def submit(self, text: str) -> str:
+        reply = self.post_json("/api/runs", {"input": text})
+        assert reply.status == 201, (reply.status, reply.text[:300])
+        return reply.json()["id"]
+
+    def run(self, run_id: str) -> dict:
+        reply = self.get(f"/api/runs/{run_id}")
+        assert reply.status == 200, (reply.status, reply.text[:300])
+        return reply.json()
+
+    def messages(self, run_id: str, after: int = 0) -> list[dict]:
+        found = []
+        while True:
+            reply = self.get(f"/api/runs/{run_id}/messages?after={after}")
+            assert reply.status == 200, (reply.status, reply.text[:300])
+            page = reply.json()["messages"]
+            if not page:
+                return found
+            found += page
+            after = page[-1]["id"]
+
+    def wait_terminal(self, run_ids, timeout: float) -> dict[str, dict]:
+        """Wait until every run is terminal; return run id → run JSON."""
+        done: dict[str, dict] = {}
+
+        def all_done():
+            for run_id in run_ids:
+                if run_id not in done:
+                    try:
+                        data = self.run(run_id)
+                    except (OSError, AssertionError):
+                        return False
+                    if data["status"] in TERMINAL:
+                        done[run_id] = data
+            return len(done) == len(run_ids)
+
+        pending = lambda: sorted(set(run_ids) - set(done))  # noqa: E731
+        try:
+            wait_for(all_done, timeout, interval=0.2, what="runs terminal")
+        except AssertionError:
+            raise AssertionError(f"runs not terminal: {pending()}") from None
+        return done
+
+
+class Db:
+    """Read-only queries on a cluster's SQLite file."""
+
+    def __init__(self, cluster: Cluster):
+        self.path = cluster.db_path
+
+    def rows(self, sql: str, params=()) -> list[tuple]:
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            conn.close()
+
+    def value(self, sql: str, params=()):
+        return self.rows(sql, params)[0][0]
+
+    def undelivered(self, run_ids=None) -> int:
+        sql = "SELECT count(*) FROM artoo_web_busmessage WHERE delivered_at IS NULL"
+        params: list = []
+        if run_ids is not None:
+            ids = [r.replace("-", "") for r in run_ids]
+            sql += f" AND run_id IN ({','.join('?' * len(ids))})"
+            params += ids
+        return self.value(sql, params)
+
+    def final_results(self, run_id: str) -> int:
+        return self.value(
+            "SELECT count(*) FROM artoo_web_busmessage "
+            "WHERE run_id = ? AND type = 'FinalResult'",
+            (run_id.replace("-", ""),),
+        )
+
+    def trace_kinds(self, run_id: str) -> list[str]:
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT kind FROM artoo_web_traceevent WHERE run_id = ? ORDER BY id",
+                (run_id.replace("-", ""),),
+            )
+        ]
+
+    def message_ids(self, run_id: str) -> list[int]:
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT id FROM artoo_web_busmessage WHERE run_id = ? ORDER BY id",
+                (run_id.replace("-", ""),),
+            )
+        ]
+
+
+class WsClosed(Exception):
+    def __init__(self, code: int | None):
+        super().__init__(f"websocket closed with code {code}")
+        self.code = code
+
+
+class WsClient:
+    """A minimal RFC 6455 client (text frames, ping/pong, close) over a socket."""
+
+    def __init__(self, host: str, port: int, path: str, headers: dict | None = None):
+        self.sock = socket.create_connection((host, port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [
+            f"GET {path} HTTP/1.1",
+            f"Host: {host}:{port}",
+            "Upgrade: websocket",
+            "Connection: Upgrade",
+            f"Sec-WebSocket-Key: {key}",
+            "Sec-WebSocket-Version: 13",
+            *(f"{k}: {v}" for k, v in (headers or {}).items()),
+        ]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        self.buf = b""
+        head = self._read_until(b"\r\n\r\n")
+        self.status = int(head.split(b" ", 2)[1])
+        if self.status != 101:
+            self.sock.close()
+            raise WsClosed(None)
+
+    def _read_until(self, marker: bytes) -> bytes:
+        while marker not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise WsClosed(None)
+            self.buf += chunk
+        head, _, self.buf = self.buf.partition(marker)
+        return head
+
+    def _read_exact(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise WsClosed(None)
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def _send_frame(self, opcode: int, payload: bytes) -> None:
+        mask = os.urandom(4)
+        header = bytes([0x80 | opcode])
+        n = len(payload)
+        if n < 126:
+            header += bytes([0x80 | n])
+        elif n < 65536:
+            header += bytes([0x80 | 126]) + struct.pack("!H", n)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack("!Q", n)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(header + mask + masked)
+
+    def receive(self, timeout: float) -> str:
+        """Return the next text message; raise WsClosed or TimeoutError."""
+        self.sock.settimeout(timeout)
+        message = b""
+        while True:
+            try:
+                b0, b1 = self._read_exact(2)
+            except TimeoutError:
+                raise
+            except OSError:
+                raise WsClosed(None) from None
+            opcode, n = b0 & 0x0F, b1 & 0x7F
+            if n == 126:
+                n = struct.unpack("!H", self._read_exact(2))[0]
+            elif n == 127:
+                n = struct.unpack("!Q", self._read_exact(8))[0]
+            payload = self._read_exact(n)
+            if opcode == 0x8:
+                code = (
+                    struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
+                )
+                self.close()
+                raise WsClosed(code)
+            if opcode == 0x9:
+                self._send_frame(0xA, payload)
+                continue
+            if opcode in (0x1, 0x0):
+                message += payload
+                if b0 & 0x80:
+                    return message.decode()
+
+    def close(self) -> None:
+        try:
+            self._send_frame(0x8, struct.pack("!H", 1000))
+        except OSError:
+            pass
+        self.sock.close()
+
+
+def ws_connect(cluster: Cluster, path: str, cookie: str = "") -> WsClient:
+    headers = {"Origin": cluster.url}
+    if cookie:
+        headers["Cookie"] = cookie
+    return WsClient("127.0.0.1", cluster.port, path, headers)
+
+
+def pgrep(marker: str) -> list[int]:
+    """Return the pids whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
+
+
+def start_redis(data_dir, port: int | None = None):
+    """Start the virtualenv's redis-server (on ``port``, else a free one).
+
+    Return the process and its URL; the server keeps its dump under
+    ``data_dir/redis``, so a restart on the same port finds what it saved.
+    """
+    import subprocess
+
+    from artoo_web import launcher
+
+    if port is None:
+        return launcher.start_embedded_redis(data_dir)
+    redis_dir = data_dir / "redis"
+    proc = subprocess.Popen(
+        [
+            str(launcher.VENV_BIN / "redis-server"),
+            *("--port", str(port), "--bind", "127.0.0.1", "--dir", str(redis_dir)),
+            *("--save", "60 1", "--appendonly", "no"),
+            *("--logfile", str(redis_dir / "redis.log")),
+        ],
+        start_new_session=True,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    wait_for(lambda: launcher.redis_answers(url), 10, 0.05, what="redis restarted")
+    return proc, url
+
+
+SPEC = {
+    "task_id": "scripted",
+    "intent": "scripted",
+    "constraints": {},
+    "raw_input": "x",
+}
+PLAN = {
+    "task_criteria": [],
+    "subtasks": [{"intent": "step", "success_criteria": ["it works"], "sequence": 1}],
+}
+MATCHED = {
+    "verdict": "matched",
+    "criteria_results": [{"criterion": "it works", "met": True, "evidence": "ok"}],
+}
+ACCEPT = {"verdict": "accept", "summary": "done", "merged_output": "done"}
+
+
+def script_roles(llm, execute=None) -> None:
+    """Script every role for a one-subtask run that succeeds (R3 by ``execute``)."""
+    completed = json.dumps({"status": "completed", "output": "done"})
+    llm.default_reply(json.dumps(SPEC), role="R1")
+    llm.default_reply(json.dumps(PLAN), role="R2")
+    if execute is None:
+        llm.default_reply(completed, role="R3")
+    else:
+        llm.responder(execute, role="R3")
+    llm.default_reply(json.dumps(MATCHED), role="R4a")
+    llm.default_reply(json.dumps(ACCEPT), role="R4b")
