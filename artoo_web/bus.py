@@ -160,8 +160,8 @@ class Lease:
     expires, so the sweeper can hand its message to another worker.
     """
 
-    def __init__(self, message_id: int):
-        self.key = topics.lease_key(message_id)
+    def __init__(self, key: str):
+        self.key = key
         self.ttl = lease_s()
         self.stopped = threading.Event()
 
@@ -190,11 +190,19 @@ class Lease:
             log.warning("bus: lease release failed for %s", self.key)
 
 
-def is_leased(message_id: int) -> bool:
+def is_leased(key: str) -> bool:
     try:
-        return bool(redisconn.client().exists(topics.lease_key(message_id)))
+        return bool(redisconn.client().exists(key))
     except Exception:
         return False
+
+
+def mark_delivered(msg: BusMessage | None) -> None:
+    """Mark a message delivered (inside the caller's transaction)."""
+    if msg is not None:
+        BusMessage.objects.filter(id=msg.id, delivered_at__isnull=True).update(
+            delivered_at=timezone.now()
+        )
 
 
 def deliver(message_id: int) -> str:
@@ -208,7 +216,7 @@ def deliver(message_id: int) -> str:
     if reg is None:
         # No handler yet: leave it undelivered and visible, never drop it.
         return "no-handler"
-    lease = Lease(msg.id)
+    lease = Lease(topics.lease_key(msg.id))
     if not lease.acquire():
         return "leased"
     try:
@@ -237,7 +245,8 @@ def undelivered(older_than_s: int, limit: int = 500) -> list[BusMessage]:
     return [
         m
         for m in pending
-        if registration_for(m.recipient, m.type) is not None and not is_leased(m.id)
+        if registration_for(m.recipient, m.type) is not None
+        and not is_leased(topics.lease_key(m.id))
     ]
 
 

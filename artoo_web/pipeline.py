@@ -6,6 +6,7 @@ Handlers load, call the role, persist and send; every decision is the role's.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -36,31 +37,63 @@ class Conflict(Exception):
 
 def submit(owner, raw_input: str) -> Run:
     """Create a queued run and enqueue its first step on commit."""
-    from artoo_web.tasks import start_run
-
     with transaction.atomic():
         run = Run.objects.create(owner=owner, raw_input=raw_input)
         TraceEvent.objects.create(
             run=run, role="User", kind="submitted", data={"chars": len(raw_input)}
         )
-        transaction.on_commit(
-            lambda: start_run.apply_async(args=[str(run.id)], queue="pipeline")
-        )
+        transaction.on_commit(lambda: enqueue_start(run.id))
     return run
 
 
-def start(run_id: str) -> str:
-    """Take a queued run's first step: R1 perceives it."""
-    with transaction.atomic():
-        run = Run.objects.select_for_update().filter(id=run_id).first()
-        if run is None:
-            return "missing"
-        if run.status != RunStatus.QUEUED:
-            return "already-started"
-        run.status = RunStatus.PERCEIVING
-        run.save(update_fields=["status", "updated_at"])
-    perceive(run)
-    return "started"
+def enqueue_start(run_id) -> None:
+    """Enqueue a run's first step; if the broker is away, the sweeper retries."""
+    from artoo_web.tasks import start_run
+
+    try:
+        start_run.apply_async(args=[str(run_id)], queue="pipeline")
+    except Exception:
+        log.warning(
+            "run %s: start not enqueued; the sweeper will", run_id, exc_info=True
+        )
+
+
+def start(run_id: str, msg: BusMessage | None = None) -> str:
+    """Let R1 perceive a run (first step, answer, or recovery), once at a time."""
+    lease = bus.Lease(topics.perception_lease_key(run_id))
+    if not lease.acquire():
+        return "busy"
+    try:
+        with transaction.atomic():
+            run = Run.objects.select_for_update().filter(id=run_id).first()
+            if run is None:
+                return "missing"
+            # Holding the lease, a run still perceiving was left by a dead worker.
+            if run.status not in (RunStatus.QUEUED, RunStatus.PERCEIVING):
+                bus.mark_delivered(msg)
+                return "already-started"
+            run.status = RunStatus.PERCEIVING
+            run.save(update_fields=["status", "updated_at"])
+        perceive(run, msg)
+        return "started"
+    finally:
+        lease.release()
+
+
+def restart_stalled(older_than_s: int) -> int:
+    """Re-enqueue runs whose first step was lost (an enqueue or a worker died)."""
+    from artoo_web.tasks import start_run
+
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    stalled = Run.objects.filter(
+        status__in=(RunStatus.QUEUED, RunStatus.PERCEIVING), updated_at__lt=cutoff
+    ).exclude(messages__type="ClarificationAnswer", messages__delivered_at=None)
+    count = 0
+    for run_id in stalled.values_list("id", flat=True)[:100]:
+        if not bus.is_leased(topics.perception_lease_key(run_id)):
+            start_run.apply_async(args=[str(run_id)], queue="pipeline")
+            count += 1
+    return count
 
 
 def session_of(run: Run) -> list[perceiver.SessionEntry]:
@@ -78,8 +111,12 @@ def session_of(run: Run) -> list[perceiver.SessionEntry]:
     ]
 
 
-def perceive(run: Run) -> None:
-    """Run R1 and send its TaskSpec, question, or direct answer."""
+def perceive(run: Run, msg: BusMessage | None = None) -> None:
+    """Run R1 and send its TaskSpec, question, or direct answer.
+
+    ``msg`` (a ClarificationAnswer) is marked delivered with R1's output, so a
+    worker that dies while perceiving leaves it for the sweeper.
+    """
     pairs = [tuple(pair) for pair in run.state.get("clarifications", [])]
     model = runtime.model_for("R1", run)
     try:
@@ -94,6 +131,7 @@ def perceive(run: Run) -> None:
         return
     with transaction.atomic():
         run = Run.objects.select_for_update().get(id=run.id)
+        bus.mark_delivered(msg)
         if run.is_terminal:
             return
         runtime.record_usage(run, "R1", result.usage)
@@ -153,10 +191,7 @@ def answer_clarification(run: Run, answer: str) -> BusMessage:
 
 @bus.handler("R1", "ClarificationAnswer", self_committing=True)
 def resume_perception(msg: BusMessage) -> None:
-    with bus.delivering(msg) as fresh:
-        if not fresh:
-            return
-    perceive(Run.objects.get(id=msg.run_id))
+    start(str(msg.run_id), msg)
 
 
 def decide_approval(run: Run, approval_id, decision: str, user) -> Approval:

@@ -73,11 +73,11 @@ def plan_round(
     with transaction.atomic():
         run = Run.objects.select_for_update().get(id=run_id)
         if run.is_terminal or run.round != round_:
-            mark_delivered(msg)
+            bus.mark_delivered(msg)
             return "stale"
         planned = run.state.get("planned_round", -1) >= round_
         if planned and run.state.get("planned_by") != claimant:
-            mark_delivered(msg)
+            bus.mark_delivered(msg)
             return "already-planned"
         run.state["planned_round"] = round_
         run.state["planned_by"] = claimant
@@ -92,13 +92,6 @@ def plan_round(
         )
     dispatch(run, recall, msg)
     return "planned"
-
-
-def mark_delivered(msg: BusMessage | None) -> None:
-    if msg is not None:
-        BusMessage.objects.filter(id=msg.id, delivered_at__isnull=True).update(
-            delivered_at=timezone.now()
-        )
 
 
 def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> None:
@@ -124,7 +117,7 @@ def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> N
         return
     with transaction.atomic():
         run = Run.objects.select_for_update().get(id=run.id)
-        mark_delivered(msg)
+        bus.mark_delivered(msg)
         if run.is_terminal or run.state.get("fanin", {}).get("round") == run.round:
             return
         runtime.record_usage(run, "R2", result.usage)

@@ -24,8 +24,9 @@ def deliver(message_id: int) -> str:
 
 @shared_task
 def sweep_outbox() -> int:
-    """Re-enqueue messages whose delivery was lost."""
-    return bus.sweep(settings.ARTOO_SWEEP_AFTER_S)
+    """Re-enqueue messages whose delivery was lost, and runs whose start was."""
+    stalled = pipeline.restart_stalled(settings.ARTOO_SWEEP_AFTER_S)
+    return bus.sweep(settings.ARTOO_SWEEP_AFTER_S) + stalled
 
 
 @shared_task(acks_late=True)

@@ -27,3 +27,8 @@ def cancel_key(run_id: UUID | str) -> str:
 def lease_key(message_id: int) -> str:
     """Return the Redis key a worker holds while it delivers one message."""
     return f"artoo.lease.{message_id}"
+
+
+def perception_lease_key(run_id: UUID | str) -> str:
+    """Return the Redis key a worker holds while R1 perceives one run."""
+    return f"artoo.lease.perceive.{run_id}"

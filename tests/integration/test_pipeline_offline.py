@@ -137,3 +137,22 @@ def test_cancel_stops_a_running_command(celery_worker, user):
     assert bus_types(run).count("FinalResult") == 1
     with pytest.raises(pipeline.Conflict):
         pipeline.cancel(run)
+
+
+@pytest.mark.parametrize("left_in", ["queued", "perceiving"])
+def test_sweeper_restarts_a_run_whose_first_step_was_lost(celery_worker, user, left_in):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from artoo_web import tasks
+
+    # As if the start was never enqueued, or its worker died while R1 ran.
+    run = Run.objects.create(owner=user, raw_input="echo recovered", status=left_in)
+    Run.objects.filter(id=run.id).update(
+        updated_at=timezone.now() - timedelta(seconds=120)
+    )
+    assert tasks.sweep_outbox.apply_async(queue="pipeline").get(timeout=10) == 1
+    run = finished(run)
+    assert run.status == "done"
+    assert bus_types(run).count("TaskSpec") == 1
