@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from roles.toolloop import ToolError
@@ -35,22 +35,33 @@ CHUNK = 65536
 
 @dataclass
 class _Capture:
-    """Bytes read from the pipe, up to a cap; the rest is counted, not kept."""
+    """Bytes read from the pipe: the head and the tail up to a cap in all.
+
+    The middle of a huge output is counted, not kept, so an error or an
+    expected line at the end of a long log still reaches the validator.
+    """
 
     cap: int
     data: bytearray
+    tail: bytearray = field(default_factory=bytearray)
     dropped: int = 0
 
     def add(self, chunk: bytes) -> None:
-        room = self.cap - len(self.data)
-        self.data += chunk[: max(room, 0)]
-        self.dropped += max(len(chunk) - max(room, 0), 0)
+        head_cap = self.cap * 2 // 3
+        room = max(head_cap - len(self.data), 0)
+        self.data += chunk[:room]
+        self.tail += chunk[room:]
+        excess = len(self.tail) - (self.cap - head_cap)
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
 
     def text(self) -> str:
-        text = self.data.decode("utf-8", errors="replace")
+        head = self.data.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
         if self.dropped:
-            text += f"\n[output capped: {self.dropped} more bytes dropped]"
-        return text
+            return f"{head}\n[output capped: {self.dropped} bytes dropped]\n{tail}"
+        return head + tail
 
 
 def format_shell_output(exit_code: int, text: str) -> str:
