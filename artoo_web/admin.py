@@ -106,3 +106,42 @@ class AuditReportRecordAdmin(RecordAdmin):
 class AuditCursorAdmin(RecordAdmin):
     list_display = ("id", "last_message_id", "updated_at")
     readonly_fields = [f.name for f in AuditCursor._meta.fields]
+
+
+from artoo_web.models import Approval  # noqa: E402
+
+
+@admin.register(Approval)
+class ApprovalAdmin(RecordAdmin):
+    list_display = (
+        "id",
+        "run",
+        "subtask_id",
+        "tool",
+        "command",
+        "status",
+        "decided_by",
+        "created_at",
+        "decided_at",
+    )
+    list_filter = ("status", "tool")
+    list_select_related = ("run", "decided_by")
+    search_fields = ("run__id", "command")
+    readonly_fields = [f.name for f in Approval._meta.fields]
+
+
+def _with_memory_view(get_urls):
+    """Add the Megram browser (fed by the memory worker) to the admin's URLs."""
+
+    def urls():
+        from django.urls import path
+
+        from artoo_web import views
+
+        view = admin.site.admin_view(views.admin_memory)
+        return [path("memory/", view, name="memory"), *get_urls()]
+
+    return urls
+
+
+admin.site.get_urls = _with_memory_view(admin.site.get_urls)

@@ -33,3 +33,83 @@ class RunForm(forms.Form):
 
     def clean_raw_input(self) -> str:
         return clean_task_text(self.cleaned_data.get("raw_input", ""))
+
+
+class MemorySearchForm(forms.Form):
+    space = forms.CharField(required=False, max_length=200, label="Space contains")
+    entity = forms.CharField(required=False, max_length=200, label="Entity contains")
+    content = forms.CharField(required=False, max_length=200, label="Content contains")
+
+
+LEVELS = [("C", "C: consolidated rule"), ("K", "K: knowledge"), ("M", "M: memory")]
+
+
+class RememberForm(forms.Form):
+    text = forms.CharField(
+        label="Remember",
+        max_length=2000,
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    level = forms.ChoiceField(choices=LEVELS, initial="C")
+    space = forms.CharField(max_length=200, initial="global:user")
+    entity = forms.CharField(max_length=200, initial="env:local")
+
+    def clean_text(self) -> str:
+        text = (self.cleaned_data.get("text") or "").strip()
+        if not text:
+            raise forms.ValidationError("Nothing to remember: the text is empty.")
+        return text
+
+    def megram(self) -> dict:
+        """Return the Megram a user injects, as ``manage.py memory remember`` does."""
+        level = self.cleaned_data["level"]
+        return {
+            "level": level,
+            "space": self.cleaned_data["space"].strip(),
+            "entity": self.cleaned_data["entity"].strip(),
+            "content": self.cleaned_data["text"],
+            "state": "user-injected",
+            "f": 1.0,
+            "sigma": 1.0,
+            "k": 0.0 if level in ("C", "T") else 0.05,
+        }
+
+
+class ForgetForm(forms.Form):
+    id_prefix = forms.CharField(
+        label="Forget Megrams whose id starts with",
+        min_length=4,
+        max_length=64,
+        error_messages={"min_length": "Give at least 4 characters of the id."},
+    )
+
+    def clean_id_prefix(self) -> str:
+        prefix = self.cleaned_data["id_prefix"].strip()
+        if len(prefix) < 4:
+            raise forms.ValidationError("Give at least 4 characters of the id.")
+        return prefix
+
+
+ANOMALIES = [
+    ("", "all events"),
+    ("any", "any anomaly"),
+    *[
+        (a, a.replace("_", " "))
+        for a in (
+            "boundary_violation",
+            "drift",
+            "convergence_failure",
+            "ggs_thrashing",
+            "duplicate_subtask_id",
+            "fanin_incomplete",
+            "role_drift",
+        )
+    ],
+]
+
+
+class AuditFilterForm(forms.Form):
+    anomaly = forms.ChoiceField(choices=ANOMALIES, required=False)
+    run = forms.CharField(required=False, max_length=64, label="Run id")

@@ -1,14 +1,42 @@
 from __future__ import annotations
 
+import functools
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_http_methods, require_POST
 
-from artoo_web import pipeline, topics
-from artoo_web.forms import RunForm
-from artoo_web.models import Run, RunStatus
+from artoo_web import bus, dashboard, pipeline, topics
+from artoo_web.auditlog import AuditEventRecord, AuditReportRecord, verify_chain
+from artoo_web.env import envint
+from artoo_web.forms import (
+    AuditFilterForm,
+    ForgetForm,
+    MemorySearchForm,
+    RememberForm,
+    RunForm,
+)
+from artoo_web.models import Approval, Run, RunStatus
 
 RUN_LIST_LIMIT = 200
+AUDIT_PAGE = 200
+
+
+def staff_only(view):
+    """Refuse a signed-in user who is not staff (403); login is required anyway."""
+
+    @functools.wraps(view)
+    def inner(request, *args, **kwargs):
+        if not request.user.is_staff:
+            raise PermissionDenied("Staff only.")
+        return view(request, *args, **kwargs)
+
+    return inner
 
 
 def _runs_for(request: HttpRequest):
@@ -16,7 +44,11 @@ def _runs_for(request: HttpRequest):
     status = request.GET.get("status", "")
     if status in RunStatus.values:
         runs = runs.filter(status=status)
-    return runs[:RUN_LIST_LIMIT], status
+    runs = list(runs[:RUN_LIST_LIMIT])
+    now = timezone.now()
+    for run in runs:
+        run.elapsed_s = dashboard.elapsed_s(run, now)
+    return runs, status
 
 
 @require_http_methods(["GET"])
@@ -43,6 +75,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
         return render(request, template, {"form": form, **context}, status=400)
     run = pipeline.submit(request.user, form.cleaned_data["raw_input"])
     if request.htmx:
+        run.elapsed_s = 0
         return render(
             request,
             "artoo_web/run_list.html#run-created",
@@ -52,17 +85,241 @@ def run_create(request: HttpRequest) -> HttpResponse:
     return redirect("run-detail", run_id=run.id)
 
 
+def _visible_run(request: HttpRequest, run_id) -> Run:
+    return get_object_or_404(Run.objects.visible_to(request.user), id=run_id)
+
+
 @require_http_methods(["GET"])
 def run_detail(request: HttpRequest, run_id) -> HttpResponse:
-    run = get_object_or_404(Run.objects.visible_to(request.user), id=run_id)
-    messages = list(run.messages.order_by("id"))
+    run = _visible_run(request, run_id)
+    rows = list(run.messages.order_by("id"))
+    now = timezone.now()
+    for m in rows:
+        dashboard.decorate(m, now)
+    context = dashboard.context_for(run)
+    context.update(
+        bus_messages=rows,
+        last_id=rows[-1].id if rows else 0,
+        ws_path=topics.ws_run_path(run.id),
+    )
+    return render(request, "artoo_web/run_detail.html", context)
+
+
+def _part(request: HttpRequest, run: Run, part: str, notice: str = "") -> HttpResponse:
+    """Answer an action with the fresh part (htmx) or a redirect to the run."""
+    if request.htmx:
+        context = {**dashboard.context_for(run, [part]), "notice": notice}
+        name = dashboard.PARTS[part]
+        return render(request, f"{dashboard.TEMPLATE}#{name}", context)
+    if notice:
+        messages.error(request, notice)
+    return redirect("run-detail", run_id=run.id)
+
+
+@require_POST
+def run_cancel(request: HttpRequest, run_id) -> HttpResponse:
+    run = _visible_run(request, run_id)
+    notice = ""
+    try:
+        pipeline.cancel(run)
+    except pipeline.Conflict as exc:
+        notice = str(exc)
+    run.refresh_from_db()
+    return _part(request, run, "run-header", notice)
+
+
+@require_POST
+def run_approval(request: HttpRequest, run_id, approval_id) -> HttpResponse:
+    run = _visible_run(request, run_id)
+    decision = request.POST.get("decision", "")
+    notice = ""
+    try:
+        pipeline.decide_approval(run, approval_id, decision, request.user)
+    except pipeline.Conflict as exc:
+        notice = str(exc)
+    except ValueError:
+        notice = "Choose approve or deny."
+    except Approval.DoesNotExist:
+        notice = "This approval does not belong to this run."
+    run.refresh_from_db()
+    return _part(request, run, "prompts", notice)
+
+
+@require_POST
+def run_answer(request: HttpRequest, run_id) -> HttpResponse:
+    run = _visible_run(request, run_id)
+    answer = request.POST.get("answer", "").strip()
+    notice = ""
+    try:
+        pipeline.answer_clarification(run, answer)
+    except pipeline.Conflict as exc:
+        notice = str(exc)
+    run.refresh_from_db()
+    return _part(request, run, "prompts", notice)
+
+
+@require_POST
+def run_audit(request: HttpRequest, run_id) -> HttpResponse:
+    run = _visible_run(request, run_id)
+    with transaction.atomic():
+        bus.send(run, "User", "R6", "AuditQuery", {})
+    return _part(request, run, "audit-panel")
+
+
+# -- memory -----------------------------------------------------------------------
+
+
+class MemoryUnavailable(Exception):
+    """The memory worker did not answer in time."""
+
+
+def memory_timeout_s() -> int:
+    return envint("ARTOO_WEB_MEMORY_TIMEOUT_S", 5, minimum=1)
+
+
+def ask_memory(task, *args):
+    """Return a memory task's answer, or raise MemoryUnavailable after the timeout."""
+    try:
+        result = task.apply_async(args=list(args), queue="memory")
+        return result.get(timeout=memory_timeout_s())
+    except Exception as exc:
+        raise MemoryUnavailable(
+            f"memory worker unavailable: no answer within {memory_timeout_s()} s "
+            f"({type(exc).__name__}). Is the memory process running?"
+        ) from None
+
+
+def _age(created_at: str | None, now) -> str:
+    when = parse_datetime(created_at or "")
+    if when is None:
+        return "?"
+    seconds = max(0, int((now - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def filter_groups(groups: list[dict], space: str, entity: str, text: str) -> list:
+    """Keep groups and Megrams matching the substrings (case-insensitive)."""
+    now = timezone.now()
+    space, entity, text = space.lower(), entity.lower(), text.lower()
+    kept = []
+    for g in groups:
+        if space not in g["space"].lower() or entity not in g["entity"].lower():
+            continue
+        megrams = [m for m in g["megrams"] if text in m.get("content", "").lower()]
+        if text and not megrams:
+            continue
+        for m in megrams:
+            m["age"] = _age(m.get("created_at"), now)
+        kept.append({**g, "megrams": megrams})
+    return kept
+
+
+def memory_context(request: HttpRequest) -> dict:
+    from artoo_web.tasks import memory_groups, memory_summary
+
+    search = MemorySearchForm(request.GET or None)
+    terms = search.cleaned_data if search.is_valid() else {}
+    context = {"search": search, "summary": None, "groups": [], "unavailable": ""}
+    try:
+        context["summary"] = ask_memory(memory_summary)
+        groups = ask_memory(memory_groups, None)
+    except MemoryUnavailable as exc:
+        context["unavailable"] = str(exc)
+        return context
+    context["groups"] = filter_groups(
+        groups,
+        terms.get("space", ""),
+        terms.get("entity", ""),
+        terms.get("content", ""),
+    )
+    return context
+
+
+@require_http_methods(["GET"])
+def memory_browser(request: HttpRequest) -> HttpResponse:
+    context = memory_context(request)
+    context.update(remember=RememberForm(), forget=ForgetForm())
+    return render(request, "artoo_web/memory.html", context)
+
+
+def _memory_answer(request, notice="", error="", remember=None, forget=None):
+    context = memory_context(request)
+    context.update(
+        remember=remember or RememberForm(),
+        forget=forget or ForgetForm(),
+        notice=notice,
+        error=error,
+    )
+    status = 400 if error or (remember and remember.errors) else 200
+    if forget is not None and forget.errors:
+        status = 400
+    return render(request, "artoo_web/memory.html", context, status=status)
+
+
+@require_POST
+@staff_only
+def memory_remember(request: HttpRequest) -> HttpResponse:
+    form = RememberForm(request.POST)
+    if not form.is_valid():
+        return _memory_answer(request, remember=form)
+    with transaction.atomic():
+        msg = bus.send(None, "User", "R5", "Megram", form.megram())
+    notice = f"Sent to memory as bus message #{msg.id}; R5 stores it when it runs."
+    return _memory_answer(request, notice=notice)
+
+
+@require_POST
+@staff_only
+def memory_forget(request: HttpRequest) -> HttpResponse:
+    from artoo_web.tasks import memory_forget as forget_task
+
+    form = ForgetForm(request.POST)
+    if not form.is_valid():
+        return _memory_answer(request, forget=form)
+    try:
+        count = ask_memory(forget_task, form.cleaned_data["id_prefix"])
+    except MemoryUnavailable as exc:
+        return _memory_answer(request, error=str(exc))
+    return _memory_answer(request, notice=f"Forgot {count} Megram(s).")
+
+
+# -- audit ---------------------------------------------------------------------------
+
+
+@require_http_methods(["GET"])
+@staff_only
+def audit_log(request: HttpRequest) -> HttpResponse:
+    form = AuditFilterForm(request.GET or None)
+    events = AuditEventRecord.objects.order_by("-id")
+    if form.is_valid():
+        anomaly = form.cleaned_data.get("anomaly")
+        if anomaly == "any":
+            events = events.exclude(anomaly="none")
+        elif anomaly:
+            events = events.filter(anomaly=anomaly)
+        if run_id := form.cleaned_data.get("run"):
+            events = events.filter(run_id=run_id)
+    verified, broken = verify_chain()
     return render(
         request,
-        "artoo_web/run_detail.html",
+        "artoo_web/audit.html",
         {
-            "run": run,
-            "bus_messages": messages,
-            "last_id": messages[-1].id if messages else 0,
-            "ws_path": topics.ws_run_path(run.id),
+            "form": form,
+            "events": list(events[:AUDIT_PAGE]),
+            "reports": list(AuditReportRecord.objects.order_by("-id")[:20]),
+            "verified": verified,
+            "broken": broken,
         },
     )
+
+
+def admin_memory(request: HttpRequest) -> HttpResponse:
+    """Show Megrams inside the admin, fed by the memory worker."""
+    from django.contrib import admin
+
+    context = {**admin.site.each_context(request), **memory_context(request)}
+    context["title"] = "Memory (Megrams)"
+    return render(request, "admin/artoo_web/memory.html", context)

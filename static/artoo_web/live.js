@@ -15,11 +15,15 @@
     state.className = "conn conn-" + name;
   }
 
+  function parse(html) {
+    const holder = document.createElement("template");
+    holder.innerHTML = html.trim();
+    return holder.content.firstElementChild;
+  }
+
   function insert(msg) {
     if (document.getElementById("msg-" + msg.id)) return;
-    const holder = document.createElement("template");
-    holder.innerHTML = msg.html.trim();
-    const node = holder.content.firstElementChild;
+    const node = parse(msg.html);
     // Keep id order even when a live message overtakes a slower commit.
     let before = null;
     for (const li of timeline.children) {
@@ -29,6 +33,37 @@
     if (empty) empty.hidden = true;
   }
 
+  // Replace each element by id with its fresh fragment (outerHTML). Applying the
+  // same swap twice changes nothing; open <details> stay open, and a part the
+  // user is typing in is left alone until they leave it.
+  function applySwaps(swaps) {
+    if (!swaps) return;
+    for (const [id, html] of Object.entries(swaps)) {
+      const old = document.getElementById(id);
+      if (!old) continue;
+      const fresh = parse(html);
+      if (!fresh || old.outerHTML === fresh.outerHTML) continue;
+      const active = document.activeElement;
+      if (active && old.contains(active) && (active.tagName === "TEXTAREA" || active.tagName === "INPUT") && active.value) continue;
+      for (const d of old.querySelectorAll("details[id]")) {
+        const twin = fresh.querySelector("#" + CSS.escape(d.id));
+        if (twin) twin.open = d.open;
+      }
+      old.replaceWith(fresh);
+      if (window.htmx) window.htmx.process(fresh);
+    }
+    tick();
+  }
+
+  // The elapsed time of an unfinished run counts up between pushes.
+  function tick() {
+    const el = document.getElementById("run-elapsed");
+    if (!el || el.dataset.end) return;
+    const seconds = Math.max(0, Math.round((Date.now() - Date.parse(el.dataset.start)) / 1000));
+    el.textContent = seconds + " s";
+  }
+  setInterval(tick, 1000);
+
   function connect() {
     show(attempt === 0 ? "connecting" : "reconnecting");
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
@@ -36,11 +71,13 @@
     socket.onopen = function () { attempt = 0; show("live"); };
     socket.onmessage = function (event) {
       const msg = JSON.parse(event.data);
-      if (msg.kind !== "message") return;
-      insert(msg);
-      if (msg.id > lastId) lastId = msg.id;
-      timeline.dataset.lastId = String(lastId);
-      document.dispatchEvent(new CustomEvent("artoo:message", { detail: msg }));
+      if (msg.kind === "message") {
+        insert(msg);
+        if (msg.id > lastId) lastId = msg.id;
+        timeline.dataset.lastId = String(lastId);
+      }
+      applySwaps(msg.swaps);
+      document.dispatchEvent(new CustomEvent("artoo:" + msg.kind, { detail: msg }));
     };
     socket.onclose = function (event) {
       if (event.code === 4401 || event.code === 4403 || event.code === 4400) {
@@ -54,6 +91,10 @@
     };
   }
 
-  window.artooLive = { close: function () { if (socket) socket.close(); }, lastId: function () { return lastId; } };
+  window.artooLive = {
+    close: function () { if (socket) socket.close(); },
+    lastId: function () { return lastId; },
+    state: function () { return state.textContent; },
+  };
   connect();
 })();

@@ -1,0 +1,216 @@
+"""The operator's UI in Debian's Chromium against a real cluster of processes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+USERS = {"alice": "alice-pass-123", "bob": "bob-pass-123"}
+WAIT_MS = 30_000
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not os.access(CHROMIUM, os.X_OK),
+        reason=f"{CHROMIUM} is absent: install Debian's chromium (make browser-deps)",
+    ),
+]
+
+CREATE_USERS = "; ".join(
+    [
+        "from django.contrib.auth.models import User",
+        *(f"User.objects.create_user({n!r}, password={p!r})" for n, p in USERS.items()),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    from django.conf import settings
+
+    from artoo_web.cluster import Cluster
+
+    env = {"REDIS_URL": settings.REDIS_URL, "ARTOO_OFFLINE_LATENCY_MS": "250"}
+    with Cluster(
+        tmp_path_factory.mktemp("browser-cluster"),
+        processes=("web", "pipeline", "memory", "auditor"),
+        env=env,
+    ) as running:
+        running.manage("shell", "-c", CREATE_USERS)
+        running.token = running.manage("create_api_token", "alice").stdout.strip()
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def logged_in(browser, cluster, username: str, width: int = 1280):
+    context = browser.new_context(
+        base_url=cluster.url, viewport={"width": width, "height": 900}
+    )
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    page.goto("/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", USERS[username])
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{cluster.url}/")
+    return page
+
+
+@pytest.fixture
+def alice(browser, cluster):
+    page = logged_in(browser, cluster, "alice")
+    yield page
+    page.context.close()
+
+
+def submit(page, task: str) -> str:
+    """Submit a task from the run list (Enter submits); return its dashboard path."""
+    page.goto("/")
+    rows = "document.querySelectorAll('#run-rows tr[id^=run-]').length"
+    before = page.evaluate(rows)
+    field = page.locator("#id_raw_input")
+    lines = task.split("\n")
+    field.fill(lines[0])
+    for line in lines[1:]:
+        field.press("Shift+Enter")
+        field.press_sequentially(line)
+    field.press("Enter")
+    page.wait_for_function(f"{rows} > {before}")
+    link = page.locator("#run-rows tr[id^=run-] a").first
+    assert page.locator("#id_raw_input").input_value() == ""
+    return link.get_attribute("href")
+
+
+def wait_live(page) -> None:
+    page.wait_for_function("window.artooLive && artooLive.state() === 'live'")
+
+
+def wait_status(page, label: str) -> None:
+    page.wait_for_function(
+        "(label) => document.getElementById('run-status').textContent.trim() === label",
+        arg=label,
+    )
+
+
+def wait_final(page) -> None:
+    """Wait for the FinalResult row: every earlier row is in by then."""
+    page.locator("#bus-timeline .type", has_text="FinalResult").wait_for()
+
+
+def rendered_ids(page) -> list[int]:
+    return page.eval_on_selector_all(
+        "#bus-timeline > li", "items => items.map(li => Number(li.dataset.id))"
+    )
+
+
+def stored_ids(page, cluster, path: str) -> list[int]:
+    run_id = path.strip("/").split("/")[-1]
+    response = page.request.get(
+        f"/api/runs/{run_id}/messages",
+        headers={"Authorization": f"Bearer {cluster.token}"},
+    )
+    assert response.ok, response.text()
+    return [m["id"] for m in response.json()["messages"]]
+
+
+def test_a_run_fills_the_dashboard_live_to_its_result(alice, cluster):
+    path = submit(alice, "echo hello # expect: hel+o")
+    alice.goto(path)
+    wait_live(alice)
+    alice.locator("#ggs-timeline code", has_text="init→accept").wait_for()
+    wait_status(alice, "Done")
+    wait_final(alice)
+    assert alice.locator("#loss-chart svg circle").count() >= 3
+    assert alice.locator("#lanes .verdict-pass").count() >= 1
+    assert alice.locator("#final-result .exit-code").inner_text() == "0"
+    assert "hello" in alice.locator("#final-result pre.output").inner_text()
+    assert rendered_ids(alice) == stored_ids(alice, cluster, path)
+    ARTIFACTS.mkdir(exist_ok=True)
+    alice.screenshot(path=str(ARTIFACTS / "dashboard-1280.png"), full_page=True)
+    alice.set_viewport_size({"width": 390, "height": 844})
+    alice.screenshot(path=str(ARTIFACTS / "dashboard-390.png"), full_page=True)
+    width = alice.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390
+
+
+def test_operator_approves_a_law_one_prompt(alice):
+    alice.goto(submit(alice, "touch a.txt\nrm a.txt"))
+    wait_live(alice)
+    prompt = alice.locator("#prompts .approval")
+    prompt.wait_for()
+    assert prompt.locator("pre.command").inner_text() == "rm a.txt"
+    prompt.get_by_role("button", name="Approve").click()
+    alice.locator("#prompts .decided", has_text="Approved").wait_for()
+    wait_status(alice, "Done")
+
+
+def test_cancel_stops_a_long_run(alice):
+    alice.goto(submit(alice, "sleep 60"))
+    wait_live(alice)
+    wait_status(alice, "Running")
+    alice.get_by_role("button", name="Cancel run").click()
+    wait_status(alice, "Cancelled")
+    alice.locator("#final-result", has_text="Cancelled by the operator").wait_for()
+    assert alice.locator("#cancel-run").count() == 0
+
+
+def test_the_stream_reconnects_after_the_web_process_dies_and_misses_nothing(
+    alice, cluster
+):
+    path = submit(alice, "echo one\necho two\necho three\necho four")
+    alice.goto(path)
+    wait_live(alice)
+    cluster.kill("web")
+    alice.wait_for_function("artooLive.state() === 'reconnecting'")
+    cluster.start_process("web")
+    wait_live(alice)
+    wait_status(alice, "Done")
+    wait_final(alice)
+    assert rendered_ids(alice) == stored_ids(alice, cluster, path)
+    alice.evaluate("artooLive.close()")
+    alice.wait_for_function("artooLive.state() === 'reconnecting'")
+    wait_live(alice)
+
+
+def test_another_user_cannot_open_the_run_page_or_its_stream(alice, browser, cluster):
+    path = submit(alice, "echo private")
+    bob = logged_in(browser, cluster, "bob", width=390)
+    try:
+        response = bob.goto(path)
+        assert response.status == 404
+        assert bob.locator("h1").inner_text() == "Not found"
+        outcome = bob.evaluate(
+            """(path) => new Promise((resolve) => {
+                const ws = new WebSocket("ws://" + location.host + path);
+                ws.onopen = () => resolve("open");
+                ws.onclose = (event) => resolve("closed " + event.code);
+            })""",
+            "/ws" + path,
+        )
+        assert outcome.startswith("closed")
+    finally:
+        bob.context.close()
