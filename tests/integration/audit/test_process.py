@@ -173,12 +173,23 @@ def _write_stream(run, sent: list[int], restarting: threading.Event) -> None:
         connection.close()
 
 
+def bus_listeners() -> int:
+    from artoo_web import redisconn, topics
+
+    return dict(redisconn.client().pubsub_numsub(topics.BUS_ALL)).get(
+        topics.BUS_ALL.encode(), 0
+    )
+
+
 def test_message_committed_below_the_cursor_is_still_recorded_once(run, auditor_thread):
     first, late, last = (clarification(run, n) for n in range(3))
     BusMessage.objects.filter(id=late.id).delete()  # not yet committed, as it were
     AuditProcess().run_once()
     assert message_events() == [first.id, last.id]
+    listeners = bus_listeners()
     auditor = auditor_thread(AuditSettings(poll_s=0.2))
+    # Publish only once the auditor listens, as a real late commit would be.
+    wait_until(lambda: bus_listeners() > listeners, timeout=10)
     late.save(force_insert=True)
     bus.publish(late)
     wait_until(lambda: late.id in message_events(), timeout=10)
