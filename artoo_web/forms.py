@@ -1,5 +1,9 @@
+from typing import get_args
+
 from django import forms
 from django.conf import settings
+
+from roles.contracts import Anomaly
 
 
 def clean_task_text(text: str) -> str:
@@ -95,18 +99,7 @@ class ForgetForm(forms.Form):
 ANOMALIES = [
     ("", "all events"),
     ("any", "any anomaly"),
-    *[
-        (a, a.replace("_", " "))
-        for a in (
-            "boundary_violation",
-            "drift",
-            "convergence_failure",
-            "ggs_thrashing",
-            "duplicate_subtask_id",
-            "fanin_incomplete",
-            "role_drift",
-        )
-    ],
+    *[(a, a.replace("_", " ")) for a in get_args(Anomaly) if a != "none"],
 ]
 
 
