@@ -71,6 +71,7 @@ def overhead(user, runs: int) -> None:
 
 
 def parallel(user) -> None:
+    submit_and_wait(user, "echo warm")
     one = submit_and_wait(user, "echo a")
     eight = submit_and_wait(
         user, "\n".join(["echo a"] + [f"& echo {i}" for i in range(7)])
