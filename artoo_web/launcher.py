@@ -147,6 +147,8 @@ def run(data_dir: Path) -> int:
 
 def test(data_dir: Path, pytest_args: list[str]) -> int:
     env = base_env(data_dir)
+    # Importing this package set the app's settings module; tests use their own.
+    env.pop("DJANGO_SETTINGS_MODULE", None)
     env.setdefault("SECRET_KEY", "artoo-test-" + secrets.token_urlsafe(16))
     redis_proc = ensure_redis(env, data_dir, for_tests=True)
     try:
