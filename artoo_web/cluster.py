@@ -5,7 +5,7 @@
         cluster.start_process("pipeline")
         cluster.start_process("pipeline#2", node="pipeline2@%h")  # a second one
 
-Each cluster has its own data dir (SQLite by default, or ``DATABASE_URL``), its
+Each cluster has its own data dir (SQLite, or a ``DATABASE_URL`` given in env), its
 own Redis (``REDIS_URL`` when given and answering, else an embedded
 redis-server) and its own port; logs go to ``<data dir>/logs/<name>.log``.
 A process name may carry a ``#suffix`` (``pipeline#2``) to run a second copy of
@@ -30,8 +30,14 @@ READY_TIMEOUT_S = 60
 STOP_GRACE_S = 15
 WORKERS = ("pipeline", "memory")
 # Inherited from a parent (a test session) these would point every cluster at
-# the parent's settings, LevelDB and workspace instead of its own data dir.
-PARENT_ONLY = ("DJANGO_SETTINGS_MODULE", "ARTOO_MEMORY_PATH", "ARTOO_WORKSPACE")
+# the parent's settings, database, LevelDB and workspace instead of its own; a
+# caller that wants a shared database passes DATABASE_URL in ``env``.
+PARENT_ONLY = (
+    "DJANGO_SETTINGS_MODULE",
+    "DATABASE_URL",
+    "ARTOO_MEMORY_PATH",
+    "ARTOO_WORKSPACE",
+)
 
 
 def commands(port: int, concurrency: int) -> dict[str, list[str]]:
