@@ -65,7 +65,9 @@ def run(user):
     return Run.objects.create(owner=user, raw_input="echo hello")
 
 
-def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02):
+def wait_until(
+    predicate, timeout: float = 10.0, interval: float = 0.02, what: str = ""
+):
     """Poll ``predicate`` until it returns a truthy value or the timeout passes."""
     deadline = time.monotonic() + timeout
     while True:
@@ -73,5 +75,5 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.02):
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
+            raise AssertionError(f"{what or 'condition'} not met within {timeout} s")
         time.sleep(interval)

@@ -12,13 +12,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
-from artoo_web import bus, pipeline
+from artoo_web import bus, pipeline, topics
 from artoo_web.models import BusMessage, Run
 from tests.conftest import wait_until
 
@@ -101,7 +100,12 @@ def test_killed_worker_mid_run_still_finishes_with_one_final_result(
         )
         stop(first, signal.SIGKILL)
         second = start_worker(worker_env, "pipeline", tmp_path / "second.log")
-        time.sleep(2.5)  # let the dead worker's delivery lease expire
+        pending = BusMessage.objects.filter(run=run, delivered_at__isnull=True)
+        wait_until(
+            lambda: not any(bus.is_leased(topics.lease_key(m.id)) for m in pending),
+            timeout=10,
+            what="the dead worker's delivery leases lapse",
+        )
         assert bus.sweep(older_than_s=0) >= 1
         run = wait_until(
             lambda: Run.objects.filter(id=run.id, status="done").first(), timeout=60

@@ -15,13 +15,13 @@ import re
 import socket
 import sqlite3
 import struct
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
 from artoo_web.cluster import Cluster
+from tests.conftest import wait_until
 
 TERMINAL = ("done", "failed", "cancelled")
 PASSWORD = "reliability-pass-123"
@@ -29,14 +29,7 @@ PASSWORD = "reliability-pass-123"
 
 def wait_for(predicate, timeout: float, interval: float = 0.1, what: str = ""):
     """Poll ``predicate`` until truthy; fail naming ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what or predicate}")
-        time.sleep(interval)
+    return wait_until(predicate, timeout, interval, what=what or str(predicate))
 
 
 def create_user(cluster: Cluster, username: str, *, staff: bool = False) -> str:

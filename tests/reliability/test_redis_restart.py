@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import threading
-import time
 
 import pytest
 
@@ -81,7 +80,8 @@ def test_runs_finish_and_dashboards_catch_up_across_a_redis_restart(
 
         redis_proc.send_signal(sig)
         redis_proc.wait(10)
-        time.sleep(3)  # the outage: workers, web and tabs all lose the bus
+        # The outage lasts until every dashboard has lost its stream.
+        wait_for(lambda: all(t.closes for t in tabs), 30, what="every tab lost the bus")
         redis_proc, _ = start_redis(tmp_path, port)
 
         runs = api.wait_terminal(run_ids, 150)
