@@ -11,6 +11,7 @@ import pytest
 
 from roles.tools import Toolbox, ToolError, parse_shell_output
 from roles.tools.shell import run_shell
+from tests.conftest import wait_until
 
 
 def is_dead(pid: int, wait_s: float = 10.0) -> bool:
@@ -28,12 +29,10 @@ def is_dead(pid: int, wait_s: float = 10.0) -> bool:
 
 
 def wait_for_file(path: Path, wait_s: float = 10.0) -> str:
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never appeared")
+    wait_until(
+        lambda: path.exists() and path.read_text().strip(), wait_s, what=f"{path}"
+    )
+    return path.read_text().strip()
 
 
 @pytest.fixture

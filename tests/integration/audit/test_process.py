@@ -148,7 +148,9 @@ def test_restart_in_the_middle_of_a_stream_misses_nothing_and_repeats_nothing(
     restarting.set()  # the writer goes on while the first auditor stops
     first.stop()
     stopped_at = cursor_at()
-    time.sleep(0.2)
+    written = len(sent)
+    # Messages keep arriving while no auditor runs; the second must pick them up.
+    wait_until(lambda: len(sent) >= written + 3, timeout=20)
     second = auditor_thread(AuditSettings(poll_s=0.2))
     writing.join(timeout=30)
     wait_until(lambda: cursor_at() == sent[-1], timeout=20)
