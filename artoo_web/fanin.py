@@ -7,8 +7,11 @@ fan-in deadline, whichever comes first) claims it; stale rounds are ignored.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from artoo_web import bus, runtime
 from artoo_web.models import BusMessage, Run, RunStatus
@@ -27,17 +30,10 @@ def arm_deadline(msg: BusMessage) -> None:
 
     args = [str(msg.run_id), msg.round]
     if not msg.payload.get("subtask_ids"):
-        claim = claim_evaluation(msg.run_id, msg.round)
-        if claim:
-            transaction.on_commit(
-                lambda: evaluate_round.apply_async(args=args, queue="pipeline")
-            )
+        if claim_evaluation(msg.run_id, msg.round):
+            runtime.later(evaluate_round, args)
         return
-    transaction.on_commit(
-        lambda: fanin_deadline.apply_async(
-            args=args, countdown=fanin_deadline_s(), queue="pipeline"
-        )
-    )
+    runtime.later(fanin_deadline, args, countdown=fanin_deadline_s())
 
 
 @bus.handler("R4b", "SubTaskOutcome")
@@ -56,10 +52,7 @@ def collect_outcome(msg: BusMessage) -> None:
     if complete and not fan["evaluated"]:
         fan["evaluated"] = True
         run.status = RunStatus.VALIDATING
-        args = [str(run.id), msg.round]
-        transaction.on_commit(
-            lambda: evaluate_round.apply_async(args=args, queue="pipeline")
-        )
+        runtime.later(evaluate_round, [str(run.id), msg.round])
     run.save(update_fields=["state", "status", "updated_at"])
 
 
@@ -157,3 +150,44 @@ def deadline_passed(run_id, round_: int) -> str:
         # Claimed earlier but the evaluation never went out (a worker died).
         return evaluate(run_id, round_)
     return "on-time"
+
+
+def sweep_rounds(older_than_s: int) -> int:
+    """Re-enqueue the follow-ups of rounds that stalled: lost tasks, dead workers."""
+    from artoo_web.tasks import evaluate_round, fanin_deadline, plan_without_memory
+
+    now = timezone.now()
+    quiet = Run.objects.filter(updated_at__lt=now - timedelta(seconds=older_than_s))
+    count = 0
+    for run in quiet.filter(status__in=ROUND_STATUSES).only("id", "round", "state"):
+        fan, args = run.state.get("fanin", {}), [str(run.id), run.round]
+        if run.state.get("planned_round", -1) < run.round:
+            # R2 asked memory (and stored its directive); the answer never came.
+            if not run.messages.filter(round=run.round, type="MemoryQuery").exists():
+                continue
+            plan_without_memory.apply_async(args=args, queue="pipeline")
+        elif fan.get("round") != run.round:
+            continue
+        elif fan.get("evaluated") and not fan.get("sent"):
+            evaluate_round.apply_async(args=args, queue="pipeline")
+        elif not fan.get("evaluated") and is_overdue(fan, now):
+            fanin_deadline.apply_async(args=args, queue="pipeline")
+        else:
+            continue
+        count += 1
+    return count
+
+
+ROUND_STATUSES = (
+    RunStatus.PLANNING,
+    RunStatus.REPLANNING,
+    RunStatus.RUNNING,
+    RunStatus.VALIDATING,
+)
+
+
+def is_overdue(fan: dict, now) -> bool:
+    dispatched = parse_datetime(fan.get("dispatched_at") or "")
+    return dispatched is not None and now - dispatched > timedelta(
+        seconds=fanin_deadline_s()
+    )

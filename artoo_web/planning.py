@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -46,11 +47,8 @@ def query_memory(msg: BusMessage) -> None:
         run.status = RunStatus.REPLANNING
         run.save(update_fields=["state", "status", "updated_at"])
     bus.send(run, "R2", "R5", "MemoryQuery", {"task_id": run.task_id or "task"})
-    args = [str(run.id), run.round]
-    transaction.on_commit(
-        lambda: plan_without_memory.apply_async(
-            args=args, countdown=memory_timeout_s(), queue="pipeline"
-        )
+    runtime.later(
+        plan_without_memory, [str(run.id), run.round], countdown=memory_timeout_s()
     )
 
 
@@ -192,6 +190,8 @@ def write_next_moves(run_id, final: FinalResult) -> None:
         SubTaskOutcome.model_validate(o)
         for o in run.state.get("fanin", {}).get("outcomes", {}).values()
     ]
+    if BusMessage.objects.filter(run=run, type="NextMoves").exists():
+        return
     moves, usage = planner.next_moves(
         spec, final, outcomes, model=runtime.model_for("R2", run)
     )
@@ -202,3 +202,25 @@ def write_next_moves(run_id, final: FinalResult) -> None:
             run.final_result["next_moves"] = moves.model_dump(mode="json")
             run.save(update_fields=["final_result", "updated_at"])
         bus.send(run, "R2", "User", "NextMoves", moves)
+
+
+def sweep_next_moves(older_than_s: int) -> int:
+    """Ask R2 again for the next moves of abandoned runs that never got them."""
+    from artoo_web.tasks import next_moves
+
+    now = timezone.now()
+    missing = (
+        Run.objects.filter(
+            status=RunStatus.FAILED,
+            directive="abandon",
+            finished_at__lt=now - timedelta(seconds=older_than_s),
+            finished_at__gt=now - timedelta(hours=1),
+        )
+        .exclude(messages__type="NextMoves")
+        .only("id", "final_result")
+    )
+    count = 0
+    for run in missing[:100]:
+        next_moves.apply_async(args=[str(run.id), run.final_result], queue="pipeline")
+        count += 1
+    return count

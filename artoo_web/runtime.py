@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import uuid
@@ -11,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -21,6 +23,7 @@ from roles import llm
 from roles.offline import OfflineModel
 
 CANCEL_CHECK_EVERY_S = 0.2
+log = logging.getLogger(__name__)
 
 
 def llm_configured() -> bool:
@@ -104,6 +107,22 @@ def record_usage(run: Run, role: str, usage, kind: str = "llm_call") -> None:
     Run.objects.filter(id=run.id).update(
         tokens=F("tokens") + tokens, cost_usd=F("cost_usd") + cost
     )
+
+
+def later(task, args: list, *, countdown: float | None = None, queue="pipeline"):
+    """Enqueue ``task`` when the transaction commits; if the broker is away, log.
+
+    Every such follow-up is also found by the sweeper from the run's state, so a
+    lost enqueue (or a broker that lost its data) delays a run, never strands it.
+    """
+
+    def enqueue() -> None:
+        try:
+            task.apply_async(args=args, countdown=countdown, queue=queue)
+        except Exception:
+            log.warning("%s%s not enqueued; the sweeper will", task.name, args)
+
+    transaction.on_commit(enqueue)
 
 
 def trace(run: Run, role: str, kind: str, **data) -> None:

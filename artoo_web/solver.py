@@ -61,7 +61,5 @@ def end(run: Run, final: FinalResult) -> None:
     run_id = str(run.id)
     payload = final.model_dump(mode="json")
     if final.directive == "abandon":
-        transaction.on_commit(
-            lambda: next_moves.apply_async(args=[run_id, payload], queue="pipeline")
-        )
+        runtime.later(next_moves, [run_id, payload])
     transaction.on_commit(lambda: dream_soon())

@@ -25,8 +25,13 @@ def deliver(message_id: int) -> str:
 @shared_task
 def sweep_outbox() -> int:
     """Re-enqueue messages whose delivery was lost, and runs whose start was."""
-    stalled = pipeline.restart_stalled(settings.ARTOO_SWEEP_AFTER_S)
-    return bus.sweep(settings.ARTOO_SWEEP_AFTER_S) + stalled
+    after = settings.ARTOO_SWEEP_AFTER_S
+    return (
+        bus.sweep(after)
+        + pipeline.restart_stalled(after)
+        + fanin.sweep_rounds(after)
+        + planning.sweep_next_moves(after)
+    )
 
 
 @shared_task(acks_late=True)

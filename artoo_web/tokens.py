@@ -18,7 +18,8 @@ def digest(token: str) -> str:
 
 def create(user, name: str = "") -> tuple[ApiToken, str]:
     """Create a token for ``user``; return the row and the secret (shown once)."""
-    secret = PREFIX + secrets.token_urlsafe(32)
+    # Hex, so a prefix never starts with "-" and reads as an option on a CLI.
+    secret = PREFIX + secrets.token_hex(32)
     row = ApiToken.objects.create(
         user=user,
         name=name,

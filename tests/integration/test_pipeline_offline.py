@@ -156,3 +156,51 @@ def test_sweeper_restarts_a_run_whose_first_step_was_lost(celery_worker, user, l
     run = finished(run)
     assert run.status == "done"
     assert bus_types(run).count("TaskSpec") == 1
+
+
+def test_sweeper_resumes_a_round_whose_evaluation_task_was_lost(celery_worker, user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from artoo_web import bus, tasks
+
+    spec = {"task_id": "echo_ok", "intent": "echo ok", "raw_input": "echo ok"}
+    outcome = {
+        "subtask_id": "s1",
+        "parent_task_id": "echo_ok",
+        "intent": "echo ok",
+        "status": "matched",
+        "output": "ok",
+    }
+    run = Run.objects.create(
+        owner=user,
+        raw_input="echo ok",
+        task_id="echo_ok",
+        status="validating",
+        state={
+            "spec": spec,
+            "planned_round": 0,
+            "fanin": {
+                "round": 0,
+                "subtask_ids": ["s1"],
+                "outcomes": {"s1": outcome},
+                "evaluated": True,
+                "groups": {"1": ["s1"]},
+                "order": [1],
+                "released": 1,
+                "held": {},
+            },
+        },
+    )
+    manifest = {"task_id": "echo_ok", "subtask_ids": ["s1"], "task_spec": spec}
+    msg = bus.send(run, "R2", "R4b", "DispatchManifest", manifest)
+    BusMessage.objects.filter(id=msg.id).update(delivered_at=timezone.now())
+    # The claim was committed, but the evaluate task went down with the broker.
+    Run.objects.filter(id=run.id).update(
+        updated_at=timezone.now() - timedelta(seconds=120)
+    )
+    assert tasks.sweep_outbox.apply_async(queue="pipeline").get(timeout=10) == 1
+    run = finished(run)
+    assert run.status == "done"
+    assert transitions(run) == ["init→accept"]
