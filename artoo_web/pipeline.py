@@ -21,7 +21,7 @@ from artoo_web.models import (
     RunStatus,
     TraceEvent,
 )
-from roles import perceiver, routes
+from roles import ggs, perceiver, routes
 from roles.contracts import FinalResult, Loss
 from roles.llm import LLMCancelled
 
@@ -236,9 +236,12 @@ def cancel(run: Run) -> FinalResult:
         Approval.objects.filter(run=run, status=ApprovalStatus.PENDING).update(
             status=ApprovalStatus.DENIED, decided_at=timezone.now()
         )
-        final = cancelled_result(run)
-        finish(run, final, RunStatus.CANCELLED)
-        bus.send(run, "R7", "User", "FinalResult", final)
+        final = abandon(
+            run,
+            "Cancelled by the operator before the run finished.",
+            "cancelled",
+            RunStatus.CANCELLED,
+        )
         transaction.on_commit(lambda: raise_cancel_flag(run.id))
     return final
 
@@ -250,18 +253,19 @@ def raise_cancel_flag(run_id) -> None:
         log.warning("cancel flag for run %s not set in Redis", run_id, exc_info=True)
 
 
-def cancelled_result(run: Run) -> FinalResult:
-    state = run.ggs_state or {}
-    last = run.state.get("loss") or {"D": 1.0, "P": 0.5, "Omega": 0.0, "L": 0.75}
-    return FinalResult(
-        task_id=run.task_id or "cancelled_run",
-        summary="Cancelled by the operator before the run finished.",
-        loss=Loss(**last),
-        replans=state.get("replans", 0),
-        prev_directive=state.get("prev_directive", "init"),
-        directive="abandon",
-        rationale="cancelled",
+def abandon(run: Run, summary: str, rationale: str, status: str) -> FinalResult:
+    """End a locked run from outside the loop with GGS's abandon FinalResult."""
+    last = run.state.get("loss")
+    final = ggs.forced_abandon(
+        ggs.GGSState.from_dict(run.ggs_state or {}),
+        run.task_id or "run",
+        summary,
+        rationale,
+        Loss.model_validate(last) if last else None,
     )
+    finish(run, final, status)
+    bus.send(run, "R7", "User", "FinalResult", final)
+    return final
 
 
 def finish(run: Run, final: FinalResult, status: str) -> None:
@@ -317,13 +321,11 @@ def give_up(msg: BusMessage, error: str) -> None:
         run = Run.objects.select_for_update().get(id=msg.run_id)
         if run.is_terminal:
             return
-        final = cancelled_result(run).model_copy(
-            update={
-                "summary": f"Abandoned: {msg.recipient} could not handle {msg.type} "
-                f"after {handler_attempts()} attempts ({error}).",
-                "rationale": "handler error",
-            }
-        )
         run.error = error
-        finish(run, final, RunStatus.FAILED)
-        bus.send(run, "R7", "User", "FinalResult", final)
+        abandon(
+            run,
+            f"Abandoned: {msg.recipient} could not handle {msg.type} "
+            f"after {handler_attempts()} attempts ({error}).",
+            "handler error",
+            RunStatus.FAILED,
+        )

@@ -8,11 +8,9 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from artoo_web import bus
 from artoo_web.env import envint
 from artoo_web.models import TERMINAL_STATUSES, ApprovalStatus, Run, RunStatus
-from artoo_web.pipeline import finish
-from roles.contracts import FinalResult, Loss
+from artoo_web.pipeline import abandon
 
 log = logging.getLogger(__name__)
 
@@ -43,20 +41,12 @@ def expire(run_id, cutoff) -> int:
         overdue = run.created_at + timedelta(milliseconds=run.human_wait_ms) < cutoff
         if run.is_terminal or waiting or not overdue:
             return 0
-        state = run.ggs_state or {}
-        final = FinalResult(
-            task_id=run.task_id or "expired_run",
-            summary="Abandoned: the run passed its deadline without a verdict "
+        abandon(
+            run,
+            "Abandoned: the run passed its deadline without a verdict "
             f"(status was {run.status}).",
-            loss=Loss(
-                **(run.state.get("loss") or {"D": 1, "P": 0.5, "Omega": 1, "L": 1})
-            ),
-            replans=state.get("replans", 0),
-            prev_directive=state.get("prev_directive", "init"),
-            directive="abandon",
-            rationale="run deadline exceeded",
+            "run deadline exceeded",
+            RunStatus.FAILED,
         )
-        finish(run, final, RunStatus.FAILED)
-        bus.send(run, "R7", "User", "FinalResult", final)
     log.warning("watchdog: run %s abandoned at its deadline", run_id)
     return 1

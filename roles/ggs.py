@@ -23,6 +23,7 @@ from pydantic import ConfigDict, Field
 from roles.contracts import (
     Contract,
     FinalResult,
+    Loss,
     MacroState,
     Megram,
     OutcomeSummary,
@@ -53,7 +54,14 @@ from roles.loss import (
     total_loss,
 )
 
-__all__ = ["GGSConfig", "GGSState", "StepResult", "select_directive", "step"]
+__all__ = [
+    "GGSConfig",
+    "GGSState",
+    "StepResult",
+    "forced_abandon",
+    "select_directive",
+    "step",
+]
 
 TERMINAL = frozenset({"accept", "success", "abandon"})
 
@@ -287,4 +295,32 @@ def _terminal_megram(task_id: str, state: str, content: str, stamp: _Stamp) -> M
         state,
         now=stamp.now,
         id_factory=stamp.id_factory,
+    )
+
+
+def forced_abandon(
+    state: GGSState,
+    task_id: str,
+    summary: str,
+    rationale: str,
+    last_loss: Loss | None = None,
+    config: GGSConfig = GGSConfig(),  # noqa: B008 (frozen, shared default)
+) -> FinalResult:
+    """Return the FinalResult of a run ended from outside the loop.
+
+    Cancel, a handler that keeps failing and the run deadline end a run without a
+    verdict; the loss is the last round's, or, before any round, nothing verified
+    (D 1), nothing known about the cause (P 0.5) and no budget spent.
+    """
+    loss = last_loss or Loss(
+        D=1.0, P=0.5, Omega=0.0, L=total_loss(1.0, 0.5, 0.0, config)
+    )
+    return FinalResult(
+        task_id=task_id,
+        summary=summary,
+        loss=loss,
+        replans=state.replans,
+        prev_directive=state.prev_directive,
+        directive="abandon",
+        rationale=rationale,
     )

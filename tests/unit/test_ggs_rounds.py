@@ -417,3 +417,31 @@ def test_step_is_deterministic_and_leaves_its_input_state_alone():
     assert first.megrams == second.megrams
     assert state.tried_targets == ["ls /z"]
     assert isinstance(first.output, PlanDirective)
+
+
+def test_forced_abandon_keeps_the_last_loss_and_the_run_s_state():
+    from roles.contracts import Loss
+    from roles.ggs import GGSState, forced_abandon
+
+    state = GGSState(replans=2, prev_directive="refine")
+    last = Loss(D=0.5, P=0.0, Omega=0.4, L=0.46)
+    final = forced_abandon(state, "deploy", "Cancelled.", "cancelled", last)
+    assert (final.directive, final.prev_directive, final.replans) == (
+        "abandon",
+        "refine",
+        2,
+    )
+    assert final.loss == last and final.summary == "Cancelled."
+
+
+def test_forced_abandon_before_any_round_reports_nothing_verified():
+    from roles.ggs import GGSState, forced_abandon
+
+    final = forced_abandon(GGSState(), "deploy", "Expired.", "deadline")
+    assert (final.loss.D, final.loss.P, final.loss.Omega, final.loss.L) == (
+        1.0,
+        0.5,
+        0.0,
+        0.75,
+    )
+    assert final.prev_directive == "init"
