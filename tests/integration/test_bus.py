@@ -160,3 +160,29 @@ def test_a_handler_that_keeps_failing_ends_the_run_with_the_error(
     assert TraceEvent.objects.filter(run=run, kind="handler_error").count() == 3
     assert BusMessage.objects.get(id=msg.id).delivered_at is not None
     assert BusMessage.objects.filter(run=run, type="FinalResult").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sweeper_leaves_a_message_that_a_worker_is_still_handling(
+    run, recording_handler, purge_queues
+):
+    from artoo_web import topics
+
+    msg = BusMessage.objects.create(
+        run=run,
+        sender="User",
+        recipient="R1",
+        type="ClarificationAnswer",
+        payload=PAYLOAD,
+    )
+    BusMessage.objects.filter(id=msg.id).update(
+        created_at=timezone.now() - timedelta(seconds=120)
+    )
+    lease = bus.Lease(topics.lease_key(msg.id))
+    assert lease.acquire()
+    try:
+        assert bus.sweep(older_than_s=60) == 0
+        assert bus.deliver(msg.id) == "leased"
+    finally:
+        lease.release()
+    assert bus.sweep(older_than_s=60) == 1
