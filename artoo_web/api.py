@@ -102,7 +102,13 @@ def run_json(run: Run) -> dict:
         "cost_usd": float(run.cost_usd),
         "cost_by_role": usage_by_role(run),
         "pending_approvals": [
-            {"id": str(a.id), "tool": a.tool, "command": a.command, "reason": a.reason}
+            {
+                "id": str(a.id),
+                "tool": a.tool,
+                "command": a.command,
+                "reason": a.reason,
+                "changes": a.changes,
+            }
             for a in run.approvals.filter(status="pending")
         ],
         "question": run.state.get("question") if run.status == "needs_input" else None,

@@ -10,14 +10,14 @@ import logging
 import os
 import socket
 import time
-from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from artoo_web import bus, runtime
-from artoo_web.env import envint, envlist
+from artoo_web.env import envint
 from artoo_web.models import Approval, ApprovalStatus, BusMessage, Run, RunStatus
 from roles import agent_validator, executor
 from roles.contracts import SubTask
@@ -96,14 +96,19 @@ def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
     cancelled = runtime.canceller(run.id)
     directive = run.state.get("directive") or {}
     workspace = runtime.workspace_for(run)
+    sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
+    shared = runtime.shared_area(run.owner_id)
     toolbox = Toolbox(
         workspace,
-        allowed_paths=[Path(p) for p in envlist("ARTOO_ALLOWED_PATHS")],
+        allowed_paths=[*settings.ARTOO_ALLOWED_PATHS, *([shared] if shared else [])],
         blocked_tools=directive.get("blocked_tools", []),
         blocked_targets=directive.get("blocked_targets", []),
         approve=lambda ask: wait_for_approval(run, subtask, ask, cancelled),
         cancelled=cancelled,
-        shell_timeout_s=envint("ARTOO_SHELL_TIMEOUT_S", 30, minimum=1),
+        shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
+        sandbox=sandbox,
+        sandbox_error=sandbox_error,
+        hidden_paths=runtime.hidden_paths(),
     )
     exec_model = runtime.model_for("R3", run, cancelled)
     val_model = runtime.model_for("R4a", run, cancelled)
@@ -167,6 +172,7 @@ def wait_for_approval(run: Run, subtask: SubTask, ask: ApprovalAsk, cancelled) -
             tool=ask.tool,
             command=ask.command,
             reason=ask.reason,
+            changes=list(ask.changes),
         )
         Run.objects.filter(id=run.id, status=RunStatus.RUNNING).update(
             status=RunStatus.AWAITING_APPROVAL
@@ -183,6 +189,7 @@ def wait_for_approval(run: Run, subtask: SubTask, ask: ApprovalAsk, cancelled) -
                 "command": ask.command,
                 "args": ask.args,
                 "reason": ask.reason,
+                "changes": list(ask.changes),
             },
         )
     started = time.monotonic()

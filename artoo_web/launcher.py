@@ -133,6 +133,11 @@ def run(data_dir: Path) -> int:
     try:
         manage(env, "migrate", "--no-input", "-v", "0")
         manage(env, "ensure_admin")
+        checked = subprocess.run(
+            [sys.executable, "manage.py", "check_sandbox"], cwd=ROOT, env=env
+        )
+        if checked.returncode != 0:
+            return checked.returncode
         honcho = subprocess.Popen(
             [str(VENV_BIN / "honcho"), "start"], cwd=ROOT, env=env
         )

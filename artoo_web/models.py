@@ -156,6 +156,8 @@ class Approval(models.Model):
     tool = models.CharField(max_length=40)
     command = models.TextField()
     reason = models.TextField()
+    # Law 1 by effect: what the sandboxed command changed, as Change.as_dict().
+    changes = models.JSONField(default=list, blank=True)
     status = models.CharField(
         max_length=10, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING
     )

@@ -21,6 +21,7 @@ from artoo_web.env import envint
 from artoo_web.models import Run, TraceEvent
 from roles import llm
 from roles.offline import OfflineModel
+from roles.tools.sandbox import Limits, Sandbox, SandboxPolicy, self_check
 
 CANCEL_CHECK_EVERY_S = 0.2
 log = logging.getLogger(__name__)
@@ -69,10 +70,94 @@ def new_id() -> str:
 
 
 def workspace_for(run: Run) -> Path:
-    """Return (creating) the run's workspace directory."""
-    path = settings.WORKSPACE / str(run.id)
+    """Return (creating) the run's workspace: ``<workspace>/<owner id>/<run id>``."""
+    path = user_area(run.owner_id) / str(run.id)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def user_area(owner_id) -> Path:
+    """Return (creating) the directory that holds one user's workspaces."""
+    path = settings.WORKSPACE / f"user-{owner_id}"
+    path.mkdir(mode=0o711, parents=True, exist_ok=True)
+    return path
+
+
+def shared_area(owner_id) -> Path | None:
+    """Return the user's shared area when the operator allows one, else None."""
+    if not settings.ARTOO_USER_SHARED:
+        return None
+    path = user_area(owner_id) / "shared"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def hidden_paths() -> list[Path]:
+    """Return what no run may see: the app's data, its checkout, all workspaces."""
+    paths = [
+        settings.DATA_DIR,
+        settings.BASE_DIR,
+        settings.WORKSPACE,
+        settings.SANDBOX_DIR,
+        Path(settings.MEMORY_PATH).resolve(),
+    ]
+    database = settings.DATABASES["default"].get("NAME")
+    if isinstance(database, Path) or (
+        isinstance(database, str) and database.startswith("/")
+    ):
+        paths.append(Path(database).resolve().parent)
+    return sorted(set(paths))
+
+
+def sandbox_policy() -> SandboxPolicy:
+    """Return the sandbox policy of this installation, from settings."""
+    return SandboxPolicy(
+        state_dir=settings.SANDBOX_DIR,
+        masks=tuple(hidden_paths()),
+        uid=settings.ARTOO_SANDBOX_UID,
+        network=settings.ARTOO_SANDBOX_NETWORK,
+        limits=Limits(
+            cpu_s=settings.ARTOO_SANDBOX_CPU_S,
+            memory_mb=settings.ARTOO_SANDBOX_MEMORY_MB,
+            processes=settings.ARTOO_SANDBOX_PROCESSES,
+            file_mb=settings.ARTOO_SANDBOX_FILE_MB,
+        ),
+        env_names=tuple(settings.ARTOO_SANDBOX_ENV),
+    )
+
+
+_sandbox_checks: dict[SandboxPolicy, str | None] = {}
+
+
+def sandbox_problem(policy: SandboxPolicy) -> str | None:
+    """Return why sandboxes do not work here (checked once per process), or None."""
+    if policy not in _sandbox_checks:
+        policy.state_dir.mkdir(parents=True, exist_ok=True)
+        _sandbox_checks[policy] = self_check(policy)
+        if _sandbox_checks[policy]:
+            log.error("sandbox unavailable: %s", _sandbox_checks[policy])
+    return _sandbox_checks[policy]
+
+
+def sandbox_for(run: Run, workspace: Path) -> tuple[Sandbox | None, str]:
+    """Return the run's Sandbox, or (None, why) when shell commands are refused.
+
+    With ``ARTOO_SANDBOX=off`` it returns (None, "") and commands run unconfined.
+    """
+    if settings.ARTOO_SANDBOX == "off":
+        return None, ""
+    policy = sandbox_policy()
+    problem = sandbox_problem(policy)
+    if problem:
+        return None, problem
+    writable = [*settings.ARTOO_ALLOWED_PATHS]
+    shared = shared_area(run.owner_id)
+    if shared is not None:
+        writable.append(shared)
+    sandbox = Sandbox(
+        policy, run_key=str(run.id), workspace=workspace, writable=writable
+    )
+    return sandbox, ""
 
 
 def elapsed_ms(run: Run) -> int:

@@ -133,6 +133,24 @@ ARTOO_MAX_INPUT_CHARS = envint("ARTOO_MAX_INPUT_CHARS", 20_000, minimum=1)
 ARTOO_SWEEP_AFTER_S = envint("ARTOO_SWEEP_AFTER_S", 60, minimum=1)
 ARTOO_TASK_TIME_LIMIT_S = envint("ARTOO_TASK_TIME_LIMIT_S", 1800, minimum=10)
 
+# Every shell command of a run executes in a sandbox (roles/tools/sandbox.py).
+ARTOO_SANDBOX = envstr("ARTOO_SANDBOX", "on").strip().lower()
+if ARTOO_SANDBOX not in ("on", "off"):
+    raise ImproperlyConfigured(
+        f"ARTOO_SANDBOX must be on or off, not {ARTOO_SANDBOX!r}"
+    )
+SANDBOX_DIR = DATA_DIR / "sandbox"
+ARTOO_SANDBOX_NETWORK = envbool("ARTOO_SANDBOX_NETWORK", True)
+ARTOO_SANDBOX_UID = envint("ARTOO_SANDBOX_UID", 65534, minimum=1)
+ARTOO_SANDBOX_CPU_S = envint("ARTOO_SANDBOX_CPU_S", 120, minimum=1)
+ARTOO_SANDBOX_MEMORY_MB = envint("ARTOO_SANDBOX_MEMORY_MB", 4096, minimum=64)
+ARTOO_SANDBOX_PROCESSES = envint("ARTOO_SANDBOX_PROCESSES", 512, minimum=8)
+ARTOO_SANDBOX_FILE_MB = envint("ARTOO_SANDBOX_FILE_MB", 1024, minimum=1)
+ARTOO_SANDBOX_ENV = envlist("ARTOO_SANDBOX_ENV")
+ARTOO_ALLOWED_PATHS = [Path(p).resolve() for p in envlist("ARTOO_ALLOWED_PATHS")]
+ARTOO_USER_SHARED = envbool("ARTOO_USER_SHARED", False)
+ARTOO_SHELL_TIMEOUT_S = envint("ARTOO_SHELL_TIMEOUT_S", 30, minimum=1)
+
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_RESULT_EXPIRES = 3600

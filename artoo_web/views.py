@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import functools
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -101,6 +102,7 @@ def run_detail(request: HttpRequest, run_id) -> HttpResponse:
         bus_messages=rows,
         last_id=rows[-1].id if rows else 0,
         ws_path=topics.ws_run_path(run.id),
+        sandbox_off=settings.ARTOO_SANDBOX == "off",
     )
     return render(request, "artoo_web/run_detail.html", context)
 

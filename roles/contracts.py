@@ -349,6 +349,7 @@ class ApprovalRequest(Contract):
     command: str = ""
     args: dict[str, Any] = Field(default_factory=dict)
     reason: NonEmpty
+    changes: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ApprovalDecision(Contract):

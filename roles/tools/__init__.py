@@ -1,11 +1,19 @@
 """The executor's tools behind one gate: GGS blocks, confinement and Law 1.
 
-``Toolbox.call(name, args)`` refuses blocked tools and blocked targets, asks the
-operator before a Law 1 gated call, runs the tool, appends the canonical
-evidence entry (``roles.evidence.format_evidence``) to ``evidence`` and returns
-the output head+tail truncated for the model. Refusals and tool failures raise
-ToolError, which the tool loop shows the model as ``ERROR: …``; a Law 1 denial
-is a normal result, ``[LAW1] <reason> — denied by the operator``.
+``Toolbox.call(name, args)`` refuses blocked tools and blocked targets, runs the
+tool, appends the canonical evidence entry (``roles.evidence.format_evidence``)
+to ``evidence`` and returns the output head+tail truncated for the model.
+Refusals and tool failures raise ToolError, which the tool loop shows the model
+as ``ERROR: …``; a Law 1 denial is a normal result, ``[LAW1] <reason> — denied
+by the operator``.
+
+Law 1 judges a shell command by its effect: with a Sandbox, the command runs
+against a copy-on-write view of its writable paths, and what it deleted,
+truncated, overwrote or re-permissioned of files that existed before is put to
+the operator (the exact list) before it reaches the real files; created files
+are applied at once. Without a sandbox (``ARTOO_SANDBOX=off``) the syntactic
+gate of ``roles.safety`` asks before the command runs. ``write_file`` onto an
+existing file asks before writing either way.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from roles.llm import ToolSpec
 from roles.safety import check_shell, check_write
 from roles.toolloop import ToolError
 from roles.tools import files, web
+from roles.tools.effect import EffectConflict, apply_effect
+from roles.tools.sandbox import Sandbox, SandboxRun, give_to_sandbox
 from roles.tools.shell import kill_group, parse_shell_output, run_shell
 
 __all__ = [
@@ -93,6 +103,7 @@ class ApprovalAsk:
     command: str
     args: dict
     reason: str
+    changes: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -154,12 +165,18 @@ class Toolbox:
         search_url: str = web.DDG_URL,
         serper_url: str = web.SERPER_URL,
         kill_grace_s: float = 2.0,
+        sandbox: Sandbox | None = None,
+        sandbox_error: str = "",
+        hidden_paths: Sequence[Path] = (),
     ):
         self.workspace = Path(workspace).expanduser().resolve()
         if not self.workspace.is_dir():
             raise ValueError(f"workspace {self.workspace} is not a directory")
         extra = tuple(Path(p).expanduser().resolve() for p in allowed_paths)
         self.roots = (self.workspace, *extra)
+        self.hidden = tuple(Path(p).resolve() for p in hidden_paths)
+        self.sandbox = sandbox
+        self.sandbox_error = sandbox_error
         self.blocked_tools = frozenset(blocked_tools)
         self.blocked_targets = frozenset(t.strip() for t in blocked_targets if t)
         self.approve = approve
@@ -186,9 +203,12 @@ class Toolbox:
         args = dict(args) if isinstance(args, Mapping) else args
         try:
             self._refuse(name, args)
-            output = self._gate(name, args)
-            if output is None:
-                output = self._run(name, args)
+            if name == "shell" and (self.sandbox or self.sandbox_error):
+                output = self._sandboxed_shell(args)
+            else:
+                output = self._gate(name, args)
+                if output is None:
+                    output = self._run(name, args)
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)
             raise
@@ -257,14 +277,19 @@ class Toolbox:
             root = args.get("root") or "."
             if not isinstance(root, str):
                 raise ToolError("glob root must be a string")
+            self._path(root)
             return files.glob_files(
-                args["pattern"], root, workspace=self.workspace, roots=self.roots
+                args["pattern"],
+                root,
+                workspace=self.workspace,
+                roots=self.roots,
+                hidden=self.hidden,
             )
         if name == "read_file":
             path = self._path(args["path"])
             return files.read_text(path, limit=limits.read_max_bytes)
         if name == "write_file":
-            return files.write_text(self._path(args["path"]), args["content"])
+            return self._write(self._path(args["path"]), args["content"])
         if name == "search":
             return web.search(
                 args["query"],
@@ -304,8 +329,82 @@ class Toolbox:
         if running and self._running.killed:
             kill_group(proc, grace_s=0)
 
+    def _sandboxed_shell(self, args: dict) -> str:
+        if self.sandbox is None:
+            raise ToolError(
+                f"shell commands are refused: the sandbox does not work here "
+                f"({self.sandbox_error}); an operator may set ARTOO_SANDBOX=off "
+                "to run them unconfined for a single trusted user"
+            )
+        if self.is_cancelled():
+            raise ToolError("cancelled: the run was stopped, no command runs")
+        command = args["command"]
+        limits = self.limits
+        done = self.sandbox.run(
+            command,
+            timeout_s=limits.shell_timeout_s,
+            output_cap=limits.output_cap,
+            cancelled=self.is_cancelled,
+            track=self._track,
+            kill_grace_s=limits.kill_grace_s,
+        )
+        try:
+            if self._running.killed:
+                raise ToolError("command cancelled; its process group was killed")
+            return self._judge(command, args, done)
+        finally:
+            done.discard()
+
+    def _judge(self, command: str, args: dict, done: SandboxRun) -> str:
+        """Apply the command's effect, asking the operator first when destructive."""
+        effect = done.effect
+        destructive = effect.destructive
+        if destructive:
+            warning = check_shell(command, cwd=str(self.workspace))
+            reason = f"the command {effect.summary()}"
+            if warning:
+                reason += f" ({warning})"
+            changes = tuple(change.as_dict() for change in destructive)
+            ask = ApprovalAsk("shell", command, dict(args), reason, changes)
+            approved = self.approve(ask)
+            if self.is_cancelled():
+                raise ToolError("cancelled while waiting for the operator's approval")
+            if approved is not True:
+                return (
+                    f"[LAW1] {reason} — denied by the operator; nothing was "
+                    f"changed:\n{effect.describe()}\n"
+                    f"[output of the discarded run]\n{done.output}"
+                )
+        try:
+            apply_effect(effect)
+        except EffectConflict as err:
+            raise ToolError(str(err)) from None
+        except OSError as err:
+            message = f"the command's effect could not be applied: {err}"
+            raise ToolError(message) from err
+        if effect.skipped:
+            return done.output + "\n" + "\n".join(effect.skipped)
+        return done.output
+
+    def _write(self, path: Path, content: str) -> str:
+        missing = [p for p in (path, *path.parents) if not p.exists()]
+        output = files.write_text(path, content)
+        if self.sandbox is not None:
+            for created in missing:
+                give_to_sandbox(created, self.sandbox.policy)
+        return output
+
     def _path(self, path: str) -> Path:
-        return files.resolve_confined(path, self.workspace, self.roots)
+        resolved = files.resolve_confined(path, self.workspace, self.roots)
+        for hidden in self.hidden:
+            if resolved.is_relative_to(hidden) and not resolved.is_relative_to(
+                self.workspace
+            ):
+                raise ToolError(
+                    f"path {path!r} is hidden from runs (it holds the "
+                    "application's own data); use a path in the workspace"
+                )
+        return resolved
 
     def _record(self, name: str, args: Any, output: str, *, error: bool = False):
         safe_args = args if isinstance(args, dict) else {"args": args}

@@ -44,6 +44,7 @@ def glob_files(
     *,
     workspace: Path,
     roots: Sequence[Path],
+    hidden: Sequence[Path] = (),
     limit: int = GLOB_LIMIT,
 ) -> str:
     """Return the paths matching ``pattern`` (``**`` recurses) under ``root``."""
@@ -60,7 +61,10 @@ def glob_files(
     matches: list[Path] = []
     for match in base.glob(pattern):
         # A symlink inside the tree may point out of it: never list such targets.
-        if any(match.resolve().is_relative_to(r) for r in roots):
+        real = match.resolve()
+        if any(real.is_relative_to(r) for r in roots) and not _is_hidden(
+            real, workspace, hidden
+        ):
             matches.append(match)
         if len(matches) >= SCAN_LIMIT:
             break
@@ -107,6 +111,12 @@ def write_text(path: Path, content: str) -> str:
     except OSError as err:
         raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
     return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
+
+
+def _is_hidden(path: Path, workspace: Path, hidden: Sequence[Path]) -> bool:
+    if path.is_relative_to(workspace):
+        return False
+    return any(path.is_relative_to(h) for h in hidden)
 
 
 def _shown(path: Path, workspace: Path) -> str:

@@ -92,11 +92,35 @@ def run_shell(
     ``track(proc, running)`` is told when the process starts and ends so a
     Toolbox can kill its group from another thread.
     """
+    return run_process(
+        ["bash", "-c", command],
+        cwd=cwd,
+        timeout_s=timeout_s,
+        output_cap=output_cap,
+        cancelled=cancelled,
+        track=track,
+        kill_grace_s=kill_grace_s,
+    )
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path | str,
+    env: dict[str, str] | None = None,
+    timeout_s: float = 30,
+    output_cap: int = 1_000_000,
+    cancelled: Callable[[], bool] = lambda: False,
+    track: Callable[[subprocess.Popen, bool], None] = lambda proc, running: None,
+    kill_grace_s: float = 2.0,
+) -> str:
+    """Run ``argv`` in its own process group; return ``[exit code N]`` + output."""
     if timeout_s <= 0:
         raise ValueError(f"timeout_s must be positive, got {timeout_s}")
     proc = subprocess.Popen(
-        ["bash", "-c", command],
+        argv,
         cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from artoo_web import pipeline
+from artoo_web import pipeline, runtime
 from artoo_web.models import Approval, BusMessage, Run
 from tests.conftest import wait_until
 
@@ -90,7 +90,7 @@ def test_approved_destructive_command_runs(celery_worker, user, settings):
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
     assert approval.command == "rm doomed.txt"
     assert Run.objects.get(id=run.id).status == "awaiting_approval"
-    target = settings.WORKSPACE / str(run.id) / "doomed.txt"
+    target = runtime.workspace_for(run) / "doomed.txt"
     assert target.exists()
     pipeline.decide_approval(run, approval.id, "approve", user)
     run = finished(run)
@@ -104,7 +104,7 @@ def test_denied_destructive_command_never_runs(celery_worker, user, settings):
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
     pipeline.decide_approval(run, approval.id, "deny", user)
     run = finished(run, timeout=90)
-    assert (settings.WORKSPACE / str(run.id) / "kept.txt").exists()
+    assert (runtime.workspace_for(run) / "kept.txt").exists()
     assert run.final_result["directive"] == "abandon"
     evidence = " ".join(
         e

@@ -84,6 +84,8 @@ class Command(BaseCommand):
 
     def respond(self, run, msg, owner, yes):
         if msg.type == "ApprovalRequest":
+            for change in msg.payload.get("changes") or []:
+                self.stdout.write(f"  {change.get('kind')}: {change.get('path')}")
             ok = yes or self.confirm(
                 f"Law 1: run `{msg.payload.get('command')}`? [y/N] "
             )

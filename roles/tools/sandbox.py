@@ -1,0 +1,301 @@
+"""Every shell command of a run in its own sandbox, and its effect judged.
+
+``Sandbox.run(command)`` starts ``unshare`` (fresh mount and PID namespaces, a
+user namespace when the worker is not root, no network when the policy says
+so), whose first process (``sandbox_init.py``) builds a filesystem in which:
+
+- the system directories (/usr, /etc, …) are read-only and nothing else of the
+  host is there: not the data dir, the database, the secret key, the project's
+  checkout, other runs' workspaces, /home, /root or /run;
+- the run's workspace and each operator-allowed path are copy-on-write overlays,
+  so the command's changes land in an upper dir and not on the real files;
+- /tmp is the run's own scratch directory, /dev a few device nodes, /proc its
+  own PID namespace (everything the command starts dies with it);
+- the environment is an allowlist; the command runs as an unprivileged uid with
+  no capabilities, no_new_privs and CPU, memory, process and file-size limits.
+
+The result carries the command's output and its Effect (``roles.tools.effect``),
+which the Toolbox applies at once or, when destructive, after the operator's
+approval. ``discard`` removes the scratch either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roles.toolloop import ToolError
+from roles.tools.effect import Effect, Layer, compute_effect
+from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX
+from roles.tools.shell import parse_shell_output, run_process
+
+INIT = str(Path(__file__).with_name("sandbox_init.py"))
+SYSTEM_PATHS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+)
+COMMAND_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+NOBODY = 65534
+# The command's own /tmp (the run's scratch directory), also its HOME.
+SANDBOX_TMP = "/tmp"  # noqa: S108
+
+
+class SandboxError(ToolError):
+    """The sandbox could not be built; the command did not run."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed command (0 means no limit)."""
+
+    cpu_s: int = 120
+    memory_mb: int = 4096
+    processes: int = 512
+    file_mb: int = 1024
+    open_files: int = 1024
+
+    def as_spec(self) -> dict:
+        return {
+            "cpu_s": self.cpu_s,
+            "memory_bytes": self.memory_mb << 20,
+            "processes": self.processes,
+            "file_bytes": self.file_mb << 20,
+            "open_files": self.open_files,
+        }
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What every sandbox of this installation hides, allows and limits."""
+
+    state_dir: Path
+    masks: tuple[Path, ...] = ()
+    uid: int = NOBODY
+    network: bool = True
+    limits: Limits = field(default_factory=Limits)
+    env_names: tuple[str, ...] = ()
+    system_paths: tuple[str, ...] = SYSTEM_PATHS
+
+    @property
+    def rootless(self) -> bool:
+        """Return True when the worker is not root (a user namespace is used)."""
+        return os.geteuid() != 0
+
+
+@dataclass
+class SandboxRun:
+    """One finished command: its canonical output, its effect and its scratch."""
+
+    output: str
+    effect: Effect
+    scratch: Path
+
+    def discard(self) -> None:
+        """Remove the command's scratch (the upper dirs): its changes are gone."""
+        remove_tree(self.scratch)
+
+
+class Sandbox:
+    """Run one run's shell commands, each in a fresh sandbox."""
+
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        *,
+        run_key: str,
+        workspace: Path,
+        writable: Sequence[Path] = (),
+    ):
+        self.policy = policy
+        self.workspace = Path(workspace)
+        self.writable = tuple(Path(p) for p in writable if Path(p).is_dir())
+        self.run_dir = policy.state_dir / run_key
+        self.tmp = self.run_dir / "tmp"
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self._own(self.tmp, 0o700)
+        self._own(self.workspace, 0o755)
+
+    def run(
+        self,
+        command: str,
+        *,
+        timeout_s: float,
+        output_cap: int,
+        cancelled: Callable[[], bool],
+        track: Callable[[subprocess.Popen, bool], None],
+        kill_grace_s: float,
+    ) -> SandboxRun:
+        """Run ``command`` in a new sandbox; return its output and effect."""
+        scratch = self.run_dir / f"cmd-{uuid.uuid4().hex[:12]}"
+        scratch.mkdir(parents=True)
+        try:
+            layers, spec = self._spec(command, scratch)
+            output = run_process(
+                self._argv(spec),
+                cwd="/",
+                env={"PATH": COMMAND_PATH, "LANG": "C.UTF-8"},
+                timeout_s=timeout_s,
+                output_cap=output_cap,
+                cancelled=cancelled,
+                track=track,
+                kill_grace_s=kill_grace_s,
+            )
+            code, text = parse_shell_output(output)
+            if code == ERROR_EXIT and text.startswith(ERROR_PREFIX):
+                raise SandboxError(
+                    "the sandbox could not be built, the command did not run: "
+                    + text[len(ERROR_PREFIX) :].strip()
+                )
+            return SandboxRun(output, compute_effect(layers), scratch)
+        except BaseException:
+            remove_tree(scratch)
+            raise
+
+    def _spec(self, command: str, scratch: Path) -> tuple[list[Layer], dict]:
+        layers, own, shared = [], [], []
+        targets = [self.workspace] + sorted(self.writable, key=lambda p: len(p.parts))
+        for index, target in enumerate(targets):
+            upper, work = scratch / f"upper{index}", scratch / f"work{index}"
+            upper.mkdir()
+            work.mkdir()
+            # The merged root takes its owner and mode from the upper dir.
+            real = target.stat()
+            os.chmod(upper, stat.S_IMODE(real.st_mode))
+            os.chown(upper, real.st_uid, real.st_gid)
+            layers.append(Layer(target, upper))
+            entry = {
+                "target": str(target),
+                "lower": str(target),
+                "upper": str(upper),
+                "work": str(work),
+            }
+            (own if target == self.workspace else shared).append(entry)
+        (scratch / "root").mkdir()
+        spec = {
+            "root": str(scratch / "root"),
+            "system": list(self.policy.system_paths),
+            "tmp": str(self.tmp),
+            "shared_layers": shared,
+            "masks": [str(p) for p in self.policy.masks],
+            "own_layers": own,
+            "cwd": str(self.workspace),
+            "uid": None if self.policy.rootless else self.policy.uid,
+            "limits": self.policy.limits.as_spec(),
+            "env": self._env(),
+            "argv": ["/bin/bash", "-c", command],
+        }
+        return layers, spec
+
+    def _argv(self, spec: dict) -> list[str]:
+        argv = ["unshare", "--mount", "--pid", "--fork", "--kill-child"]
+        argv += ["--propagation", "private"]
+        if self.policy.rootless:
+            argv += ["--user", "--map-root-user"]
+        if not self.policy.network:
+            argv += ["--net"]
+        return argv + ["--", sys.executable, "-I", "-S", INIT, json.dumps(spec)]
+
+    def _env(self) -> dict[str, str]:
+        env = {
+            "PATH": COMMAND_PATH,
+            "HOME": SANDBOX_TMP,
+            "TMPDIR": SANDBOX_TMP,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "TERM": "dumb",
+            "USER": "artoo",
+            "LOGNAME": "artoo",
+            "SHELL": "/bin/bash",
+            "PWD": str(self.workspace),
+        }
+        for name in self.policy.env_names:
+            if name in os.environ:
+                env[name] = os.environ[name]
+        return env
+
+    def _own(self, path: Path, mode: int) -> None:
+        """Let the sandbox's uid write ``path`` (only root can give it away)."""
+        if self.policy.rootless:
+            return
+        st = path.stat()
+        if st.st_uid != self.policy.uid:
+            os.chown(path, self.policy.uid, self.policy.uid)
+        if stat.S_IMODE(st.st_mode) != mode:
+            os.chmod(path, mode)
+
+
+def give_to_sandbox(path: Path, policy: SandboxPolicy | None) -> None:
+    """Make a file the worker created (write_file) writable by later commands."""
+    if policy is not None and not policy.rootless:
+        os.lchown(path, policy.uid, policy.uid)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a scratch tree, including overlay work dirs left with mode 000."""
+
+    def unlock(func, failed, _exc):
+        parent = os.path.dirname(failed)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(failed) and not os.path.islink(failed):
+            os.chmod(failed, 0o700)
+            shutil.rmtree(failed, ignore_errors=True)
+        elif os.path.lexists(failed):
+            os.unlink(failed)
+
+    if os.path.lexists(path):
+        shutil.rmtree(path, onerror=unlock)
+
+
+def self_check(policy: SandboxPolicy) -> str | None:
+    """Return why sandboxes cannot run here, or None when one works end to end.
+
+    It runs a real command that deletes a file and creates another in an
+    overlaid workspace and checks that the host saw neither until applied.
+    """
+    if shutil.which("unshare") is None:
+        return "the unshare command (Debian package util-linux) is not installed"
+    probe = policy.state_dir / f"self-check-{uuid.uuid4().hex[:8]}"
+    workspace = probe / "workspace"
+    try:
+        workspace.mkdir(parents=True)
+        (workspace / "victim").write_text("keep me\n")
+        sandbox = Sandbox(policy, run_key=probe.name, workspace=workspace)
+        sandbox.run_dir = probe
+        result = sandbox.run(
+            "rm victim && echo made > new && id -u",
+            timeout_s=30,
+            output_cap=10_000,
+            cancelled=lambda: False,
+            track=lambda proc, running: None,
+            kill_grace_s=1,
+        )
+        code, text = parse_shell_output(result.output)
+        kinds = sorted(c.kind for c in result.effect.changes)
+        if code != 0:
+            return f"a test command failed inside the sandbox: {text.strip()[:300]}"
+        if text.strip() == "0":
+            return "the test command ran as root inside the sandbox"
+        if not (workspace / "victim").exists() or (workspace / "new").exists():
+            return "the test command changed the real workspace (no overlay)"
+        if kinds != ["created", "deleted"]:
+            return f"the overlay did not record the test command's effect: {kinds}"
+        return None
+    except (OSError, ToolError) as err:
+        return str(err)
+    finally:
+        remove_tree(probe)
