@@ -92,6 +92,9 @@ def test_approved_destructive_command_runs(celery_worker, user, settings):
     assert Run.objects.get(id=run.id).status == "awaiting_approval"
     target = runtime.workspace_for(run) / "doomed.txt"
     assert target.exists()
+    assert [(c["kind"], c["path"]) for c in approval.changes] == [
+        ("deleted", str(target))
+    ]
     pipeline.decide_approval(run, approval.id, "approve", user)
     run = finished(run)
     assert run.status == "done"
@@ -112,6 +115,19 @@ def test_denied_destructive_command_never_runs(celery_worker, user, settings):
         for e in m.payload["tool_calls"]
     )
     assert "[LAW1]" in evidence
+
+
+def test_unanswered_effect_is_discarded_at_the_timeout(
+    celery_worker, user, monkeypatch
+):
+    monkeypatch.setenv("ARTOO_APPROVAL_TIMEOUT_S", "1")
+    run = pipeline.submit(user, "echo keep > kept.txt\nsed -i s/keep/lost/ kept.txt")
+    run = finished(run, timeout=90)
+    approvals = list(Approval.objects.filter(run=run))
+    assert approvals and {a.status for a in approvals} == {"expired"}
+    assert approvals[0].changes[0]["kind"] == "overwritten"
+    assert (runtime.workspace_for(run) / "kept.txt").read_text() == "keep\n"
+    assert run.final_result["directive"] == "abandon"
 
 
 def test_replayed_approval_decision_is_refused(celery_worker, user):

@@ -1,0 +1,102 @@
+"""An ordinary user's run cannot reach the app, its secrets or another user's work.
+
+Real worker, real database, the offline model (each line is a shell command).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+from artoo_web import pipeline, runtime
+from artoo_web.models import BusMessage, Run
+from tests.conftest import wait_until
+from tests.sandbox.test_containment import living
+
+
+def finished(run: Run, timeout: float = 120) -> Run:
+    def done():
+        fresh = Run.objects.get(id=run.id)
+        return fresh if fresh.is_terminal else None
+
+    return wait_until(done, timeout=timeout)
+
+
+def evidence(run: Run) -> str:
+    return "\n".join(
+        entry
+        for m in BusMessage.objects.filter(run=run, type="ExecutionResult")
+        for entry in m.payload.get("tool_calls", [])
+    )
+
+
+def outputs(run: Run) -> str:
+    return "\n".join(
+        str(m.payload.get("output"))
+        for m in BusMessage.objects.filter(run=run, type="ExecutionResult")
+    )
+
+
+@pytest.mark.skipif(
+    settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3",
+    reason="the escalation goes through the SQLite file",
+)
+def test_run_cannot_make_its_user_a_superuser(celery_worker, user):
+    database = settings.DATABASES["default"]["TEST"]["NAME"]
+    assert os.path.exists(database)
+    run = pipeline.submit(
+        user,
+        f'sqlite3 {database} "update auth_user set is_staff=1, is_superuser=1 '
+        f"where username='{user.username}'\"",
+    )
+    run = finished(run)
+    assert run.final_result["directive"] == "abandon"
+    user.refresh_from_db()
+    assert not user.is_superuser and not user.is_staff
+    assert "unable to open database" in evidence(run)
+
+
+def test_run_cannot_read_the_data_dir_or_the_app_environment(celery_worker, user):
+    probe = settings.DATA_DIR / "probe_secret"
+    probe.write_text("data-dir-secret\n")
+    try:
+        run = pipeline.submit(user, f"cat {probe}")
+        run = finished(run)
+        assert run.final_result["directive"] == "abandon"
+        assert "data-dir-secret" not in evidence(run)
+        assert "No such file or directory" in evidence(run)
+    finally:
+        probe.unlink()
+    run = finished(pipeline.submit(user, "env"))
+    assert run.status == "done"
+    shown = outputs(run) + evidence(run)
+    assert "PATH=" in shown
+    assert settings.SECRET_KEY not in shown
+    assert "REDIS_URL" not in shown and "SECRET_KEY" not in shown
+
+
+def test_one_users_run_cannot_read_anothers_workspace(celery_worker, user, other_user):
+    mine = finished(pipeline.submit(user, "echo only-alice > s.txt"))
+    assert mine.status == "done"
+    target = runtime.workspace_for(mine) / "s.txt"
+    assert target.read_text() == "only-alice\n"
+    theirs = finished(
+        pipeline.submit(
+            other_user,
+            f"cat {target}\n& cat ../../user-{user.id}/{mine.id}/s.txt",
+        )
+    )
+    assert theirs.final_result["directive"] == "abandon"
+    assert "only-alice" not in evidence(theirs) + outputs(theirs)
+
+
+def test_processes_a_run_starts_do_not_outlive_it(celery_worker, user):
+    run = finished(
+        pipeline.submit(
+            user, "setsid sleep 100014 &\n& nohup sleep 100015 > /dev/null 2>&1 &"
+        )
+    )
+    assert run.status == "done"
+    assert wait_until(lambda: not living("sleep 10001"), timeout=10)

@@ -1,0 +1,230 @@
+"""What a sandboxed command can see, keep running, consume and change."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from roles.toolloop import ToolError
+from roles.tools import Toolbox
+from roles.tools.sandbox import Limits, self_check
+from roles.tools.shell import parse_shell_output
+from tests.conftest import wait_until
+from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox, prepare
+
+
+def shell(toolbox, command: str) -> tuple[int | None, str]:
+    return parse_shell_output(toolbox.call("shell", {"command": command}))
+
+
+def living(marker: str) -> list[int]:
+    """Return the pids whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline.replace(b"\0", b" "):
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def workspace(base):
+    path = base / "workspaces" / "run-a"
+    prepare(path)
+    return path
+
+
+def test_self_check_passes_on_this_machine(policy):
+    assert self_check(policy) is None
+
+
+def test_command_runs_as_an_unprivileged_user_on_a_read_only_system(policy, workspace):
+    toolbox = make_toolbox(policy, workspace, Operator(False))
+    code, out = shell(toolbox, "id -u; touch /usr/x; mount -t tmpfs t /mnt; echo end")
+    uid = out.splitlines()[0]
+    assert uid != "0"
+    assert "Read-only file system" in out or "Permission denied" in out
+    assert "end" in out
+    assert not Path("/usr/x").exists()
+
+
+def test_app_data_and_other_workspaces_are_invisible(policy, base, workspace):
+    secrets = base / "data"
+    secrets.mkdir()
+    (secrets / "secret_key").write_text("s3cret\n")
+    neighbour = base / "workspaces" / "run-b"
+    prepare(neighbour)
+    (neighbour / "s.txt").write_text("theirs\n")
+    hidden = replace(policy, masks=(secrets, base / "workspaces"))
+    toolbox = make_toolbox(hidden, workspace, Operator(False))
+
+    for command in (
+        f"cat {secrets}/secret_key",
+        f"cat {neighbour}/s.txt",
+        "cat ../run-b/s.txt",
+        "ls /work /root /home /run",
+    ):
+        code, out = shell(toolbox, command)
+        assert code != 0, command
+        assert "s3cret" not in out and "theirs" not in out
+    code, out = shell(toolbox, f"ls {base}/workspaces")
+    assert out.split() == ["run-a"]
+    code, out = shell(toolbox, "cat victim.txt")
+    assert code == 0 and out == VICTIM_TEXT
+
+
+def test_hidden_path_inside_an_allowed_path_stays_hidden(policy, base, workspace):
+    allowed = base / "projects"
+    (allowed / "app" / ".artoo").mkdir(parents=True)
+    (allowed / "app" / ".artoo" / "secret_key").write_text("s3cret\n")
+    (allowed / "notes.txt").write_text("notes\n")
+    hidden = replace(policy, masks=(allowed / "app" / ".artoo",))
+    sandbox_toolbox = make_toolbox(hidden, workspace, Operator(False))
+    sandbox_toolbox.sandbox.writable = (allowed,)
+
+    code, out = shell(sandbox_toolbox, f"cat {allowed}/notes.txt")
+    assert out == "notes\n"
+    code, out = shell(sandbox_toolbox, f"cat {allowed}/app/.artoo/secret_key")
+    assert code != 0 and "s3cret" not in out
+
+
+def test_file_tools_refuse_hidden_paths(policy, base, workspace):
+    secrets = base / "data"
+    secrets.mkdir()
+    (secrets / "secret_key").write_text("s3cret\n")
+    toolbox = make_toolbox(
+        policy, workspace, Operator(False), allowed_paths=[base], hidden_paths=[secrets]
+    )
+    with pytest.raises(ToolError, match="hidden from runs"):
+        toolbox.call("read_file", {"path": str(secrets / "secret_key")})
+    listing = toolbox.call("glob", {"pattern": "**/*", "root": str(base)})
+    assert "secret_key" not in listing
+
+
+def test_environment_is_an_allowlist(policy, workspace, monkeypatch):
+    monkeypatch.setenv("SECRET_KEY", "do-not-leak")
+    monkeypatch.setenv("REDIS_URL", "redis://secret@127.0.0.1:6379/0")
+    monkeypatch.setenv("OPERATOR_CHOSEN", "visible")
+    passing = replace(policy, env_names=("OPERATOR_CHOSEN",))
+    toolbox = make_toolbox(passing, workspace, Operator(False))
+    code, out = shell(toolbox, "env")
+    assert code == 0
+    assert "do-not-leak" not in out and "redis://" not in out
+    assert "OPERATOR_CHOSEN=visible" in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "setsid sleep 100004 &",
+        "nohup sleep 100005 > /dev/null 2>&1 &",
+        "(sleep 100006 &) ; echo forked",
+        "bash -c 'setsid bash -c \"sleep 100007 &\" &'",
+    ],
+)
+def test_processes_started_by_a_command_die_with_it(policy, workspace, command):
+    marker = "sleep 10000" + command.split("sleep 10000")[1][0]
+    toolbox = make_toolbox(policy, workspace, Operator(False))
+    shell(toolbox, command)
+    assert wait_until(lambda: not living(marker), timeout=10)
+
+
+def test_timeout_kills_the_whole_sandbox(policy, workspace):
+    toolbox = make_toolbox(policy, workspace, Operator(False))
+    toolbox.limits.shell_timeout_s = 1
+    with pytest.raises(ToolError, match="timed out"):
+        toolbox.call("shell", {"command": "setsid sleep 100008 & sleep 100009"})
+    assert wait_until(lambda: not living("sleep 10000"), timeout=10)
+
+
+def test_fork_bomb_is_contained(policy, workspace):
+    small = replace(policy, limits=Limits(cpu_s=10, processes=64))
+    toolbox = make_toolbox(small, workspace, Operator(False))
+    toolbox.limits.shell_timeout_s = 3
+    try:
+        toolbox.call("shell", {"command": "bomb() { bomb | bomb & }; bomb"})
+    except ToolError:
+        pass
+    after = make_toolbox(policy, workspace, Operator(False))
+    assert shell(after, "echo alive") == (0, "alive\n")
+
+
+def test_memory_hog_is_refused_memory(policy, workspace):
+    small = replace(policy, limits=Limits(memory_mb=256))
+    toolbox = make_toolbox(small, workspace, Operator(False))
+    code, out = shell(toolbox, "python3 -c 'b = bytearray(2 << 30)'")
+    assert code != 0
+    assert "MemoryError" in out
+
+
+def test_network_can_be_switched_off(policy, workspace):
+    offline = replace(policy, network=False)
+    toolbox = make_toolbox(offline, workspace, Operator(False))
+    connect = "import socket; socket.create_connection(('127.0.0.1', 6379), 2)"
+    code, out = shell(toolbox, f'python3 -c "{connect}"')
+    assert code != 0
+    assert "Network is unreachable" in out or "Connection refused" in out
+
+
+def test_created_files_apply_at_once_without_asking(policy, workspace):
+    operator = Operator(False)
+    toolbox = make_toolbox(policy, workspace, operator)
+    code, _ = shell(toolbox, "mkdir -p out/deep && echo new > out/deep/made.txt")
+    assert code == 0
+    assert operator.asks == []
+    made = workspace / "out" / "deep" / "made.txt"
+    assert made.read_text() == "new\n"
+    if os.geteuid() == 0:
+        assert made.stat().st_uid == policy.uid
+
+
+def test_a_file_created_and_removed_by_one_command_asks_nothing(policy, workspace):
+    operator = Operator(False)
+    toolbox = make_toolbox(policy, workspace, operator)
+    shell(toolbox, "echo tmp > scratch.txt && rm scratch.txt && touch victim.txt")
+    assert operator.asks == []
+    assert not (workspace / "scratch.txt").exists()
+    assert (workspace / "victim.txt").read_text() == VICTIM_TEXT
+
+
+def test_the_approval_shows_sizes_and_a_diff(policy, workspace):
+    operator = Operator(False)
+    toolbox = make_toolbox(policy, workspace, operator)
+    shell(toolbox, "sed -i 's/precious/gone/' victim.txt")
+    (change,) = operator.asks[0].changes
+    assert change["kind"] == "overwritten"
+    assert change["size_before"] == len(VICTIM_TEXT)
+    assert "-precious data" in change["diff"] and "+gone data" in change["diff"]
+
+
+def test_a_file_changed_while_waiting_is_not_overwritten(policy, workspace):
+    victim = workspace / "victim.txt"
+
+    def operator(ask):
+        victim.write_text("written meanwhile\n")
+        return True
+
+    toolbox = make_toolbox(policy, workspace, operator)
+    with pytest.raises(ToolError, match="changed while"):
+        toolbox.call("shell", {"command": "rm victim.txt"})
+    assert victim.read_text() == "written meanwhile\n"
+
+
+def test_shell_is_refused_when_the_sandbox_does_not_work(workspace):
+    toolbox = Toolbox(workspace, sandbox_error="user namespaces are disabled")
+    with pytest.raises(ToolError, match="ARTOO_SANDBOX=off"):
+        toolbox.call("shell", {"command": "echo hi"})
+
+
+def test_scratch_is_removed_after_each_command(policy, workspace):
+    toolbox = make_toolbox(policy, workspace, Operator(False))
+    shell(toolbox, "rm victim.txt; echo x > y")
+    run_dir = toolbox.sandbox.run_dir
+    assert [p.name for p in run_dir.iterdir()] == ["tmp"]
