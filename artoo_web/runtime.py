@@ -21,7 +21,13 @@ from artoo_web.env import envint
 from artoo_web.models import Run, TraceEvent
 from roles import llm
 from roles.offline import OfflineModel
-from roles.tools.sandbox import Limits, Sandbox, SandboxPolicy, self_check
+from roles.tools.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxPolicy,
+    give_to_sandbox,
+    self_check,
+)
 
 CANCEL_CHECK_EVERY_S = 0.2
 log = logging.getLogger(__name__)
@@ -89,6 +95,8 @@ def shared_area(owner_id) -> Path | None:
         return None
     path = user_area(owner_id) / "shared"
     path.mkdir(exist_ok=True)
+    if settings.ARTOO_SANDBOX == "on":
+        give_to_sandbox(path, sandbox_policy())
     return path
 
 

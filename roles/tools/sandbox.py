@@ -184,7 +184,10 @@ class Sandbox:
                 "upper": str(upper),
                 "work": str(work),
             }
-            (own if target == self.workspace else shared).append(entry)
+            # A layer inside a hidden path (the workspace, the user's shared
+            # area) is mounted after the masks, so it shows through them.
+            masked = any(target.is_relative_to(m) for m in self.policy.masks)
+            (own if masked or target == self.workspace else shared).append(entry)
         (scratch / "root").mkdir()
         spec = {
             "root": str(scratch / "root"),

@@ -9,6 +9,7 @@ import os
 
 import pytest
 from django.conf import settings
+from django.urls import reverse
 
 from artoo_web import pipeline, runtime
 from artoo_web.models import BusMessage, Run
@@ -100,3 +101,30 @@ def test_processes_a_run_starts_do_not_outlive_it(celery_worker, user):
     )
     assert run.status == "done"
     assert wait_until(lambda: not living("sleep 10001"), timeout=10)
+
+
+def test_shared_area_is_shared_by_one_users_runs_only(
+    celery_worker, user, other_user, settings
+):
+    settings.ARTOO_USER_SHARED = True
+    shared = runtime.shared_area(user.id)
+    (shared / "note.txt").unlink(missing_ok=True)
+    first = finished(pipeline.submit(user, f"echo handed-over > {shared}/note.txt"))
+    assert first.status == "done", evidence(first)
+    assert (shared / "note.txt").read_text() == "handed-over\n"
+    second = finished(pipeline.submit(user, f"cat {shared}/note.txt"))
+    assert second.status == "done"
+    assert "handed-over" in outputs(second)
+    stranger = finished(pipeline.submit(other_user, f"cat {shared}/note.txt"))
+    assert stranger.final_result["directive"] == "abandon"
+    assert "handed-over" not in outputs(stranger) + evidence(stranger)
+
+
+def test_run_page_warns_when_the_sandbox_is_off(client, run, settings):
+    settings.ARTOO_SANDBOX = "off"
+    client.force_login(run.owner)
+    page = client.get(reverse("run-detail", args=[run.id])).content.decode()
+    assert "The sandbox is off" in page
+    settings.ARTOO_SANDBOX = "on"
+    page = client.get(reverse("run-detail", args=[run.id])).content.decode()
+    assert "The sandbox is off" not in page
