@@ -278,6 +278,7 @@ def finish(run: Run, final: FinalResult, status: str) -> None:
     run.status = status
     run.finished_at = timezone.now()
     run.save()
+    transaction.on_commit(lambda: runtime.discard_sandbox_state(run.id))
 
 
 def handler_attempts() -> int:

@@ -26,6 +26,7 @@ from roles.tools.sandbox import (
     Sandbox,
     SandboxPolicy,
     give_to_sandbox,
+    remove_tree,
     self_check,
 )
 
@@ -132,6 +133,11 @@ def sandbox_policy() -> SandboxPolicy:
         ),
         env_names=tuple(settings.ARTOO_SANDBOX_ENV),
     )
+
+
+def discard_sandbox_state(run_id) -> None:
+    """Remove a finished run's sandbox scratch (its /tmp and any leftovers)."""
+    remove_tree(settings.SANDBOX_DIR / str(run_id))
 
 
 _sandbox_checks: dict[SandboxPolicy, str | None] = {}

@@ -101,6 +101,7 @@ def test_processes_a_run_starts_do_not_outlive_it(celery_worker, user):
     )
     assert run.status == "done"
     assert wait_until(lambda: not living("sleep 10001"), timeout=10)
+    assert not (settings.SANDBOX_DIR / str(run.id)).exists()
 
 
 def test_shared_area_is_shared_by_one_users_runs_only(
