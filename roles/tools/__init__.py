@@ -18,6 +18,7 @@ existing file asks before writing either way.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -382,9 +383,27 @@ class Toolbox:
         except OSError as err:
             message = f"the command's effect could not be applied: {err}"
             raise ToolError(message) from err
-        if effect.skipped:
-            return done.output + "\n" + "\n".join(effect.skipped)
-        return done.output
+        notes = [*effect.skipped, *self._hidden_notes(command, done.output)]
+        return "\n".join([done.output.rstrip("\n"), *notes]) if notes else done.output
+
+    def _hidden_notes(self, command: str, output: str) -> list[str]:
+        """Say why a failed command could not find a path the sandbox hides."""
+        code, _ = parse_shell_output(output)
+        if code == 0 or not self.hidden:
+            return []
+        for word in command.replace("=", " ").split():
+            word = word.strip("'\"();|&<>")
+            if "/" not in word:
+                continue
+            path = Path(os.path.normpath(self.workspace / os.path.expanduser(word)))
+            own = any(path.is_relative_to(root) for root in self.roots)
+            if not own and any(path.is_relative_to(h) for h in self.hidden):
+                return [
+                    f"[sandbox] {word} is not visible to this run: the "
+                    "application's data, its code and other runs' workspaces "
+                    "are hidden from commands"
+                ]
+        return []
 
     def _write(self, path: Path, content: str) -> str:
         missing = [p for p in (path, *path.parents) if not p.exists()]

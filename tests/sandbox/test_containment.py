@@ -228,3 +228,20 @@ def test_scratch_is_removed_after_each_command(policy, workspace):
     shell(toolbox, "rm victim.txt; echo x > y")
     run_dir = toolbox.sandbox.run_dir
     assert [p.name for p in run_dir.iterdir()] == ["tmp"]
+
+
+def test_a_command_that_reaches_for_a_hidden_path_is_told_why(policy, base, workspace):
+    secrets = base / "data"
+    secrets.mkdir()
+    (secrets / "secret_key").write_text("s3cret\n")
+    hidden = replace(policy, masks=(secrets,))
+    toolbox = make_toolbox(hidden, workspace, Operator(False), hidden_paths=[secrets])
+    code, out = shell(toolbox, f"cat {secrets}/secret_key")
+    assert code == 1
+    assert out.endswith(
+        f"[sandbox] {secrets}/secret_key is not visible to this run: the "
+        "application's data, its code and other runs' workspaces are hidden "
+        "from commands"
+    )
+    code, out = shell(toolbox, "cat missing.txt")
+    assert "[sandbox]" not in out
