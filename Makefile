@@ -4,7 +4,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test test-reliability browser-deps lint bench clean
+.PHONY: run test test-reliability browser-deps lint bench model clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/ggs.py
 	$(VENV)/bin/python bench/memory.py
 	$(VENV)/bin/python bench/pipeline.py
+
+# The local LLM (GGUF weights and llama-server), cached outside the checkout.
+model:
+	$(PYTHON) scripts/model.py
 
 clean:
 	rm -rf $(VENV) .artoo
