@@ -6,10 +6,19 @@ Every model validates on construction; invalid data raises a
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 Level = Literal["M", "K", "C", "T"]
 Action = Literal["Ignore", "Exploit", "Avoid", "Caution"]
@@ -448,3 +457,42 @@ def parse_payload(type_: str, payload: Any) -> Contract:
     if isinstance(payload, model):
         return payload
     return model.model_validate(payload)
+
+
+def read_payload(type_: str, payload: Any) -> Contract:
+    """Return a stored ``payload`` as the message ``type_``, keeping its valid fields.
+
+    For showing history, never for acting on it: a payload that fails validation
+    (written before a contract changed, or by hand) still yields a model, in
+    which every missing or invalid field is its default, or None when it has
+    none, so the model may break its own annotations. Validators of the whole
+    model do not run on such a payload. Raise ValueError on an unknown type.
+    """
+    model = CONTRACTS.get(type_)
+    if model is None:
+        raise ValueError(f"unknown message type: {type_!r}")
+    try:
+        return parse_payload(type_, payload)
+    except ValidationError:
+        pass
+    data = payload if isinstance(payload, dict) else {}
+    values = {}
+    for name, info in model.model_fields.items():
+        key = info.alias if info.alias in data else name
+        try:
+            values[name] = _field_adapter(model, name).validate_python(data[key])
+        except (KeyError, ValidationError):
+            values[name] = (
+                None
+                if info.is_required()
+                else info.get_default(call_default_factory=True)
+            )
+    return model.model_construct(**values)
+
+
+@functools.cache
+def _field_adapter(model: type[Contract], name: str) -> TypeAdapter:
+    info = model.model_fields[name]
+    if not info.metadata:
+        return TypeAdapter(info.annotation)
+    return TypeAdapter(Annotated[(info.annotation, *info.metadata)])

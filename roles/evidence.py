@@ -8,6 +8,12 @@ One entry per executed tool call::
 The tool name, ``": "``, the arguments as a JSON object, ``" → "``, then the first
 200 characters of the (stripped) output. The parser decodes the JSON with
 ``raw_decode``, so arrows and colons inside the arguments or the output are safe.
+
+A shell output, in an entry or in an ExecutionResult, starts with its exit code
+(``split_exit_code`` reads it back)::
+
+    [exit code 2]
+    ls: cannot access 'nope'
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ ARROW = " → "
 OUTPUT_HEAD = 200
 TARGET_KEYS = ("query", "command", "path", "url")
 TARGET_LIMIT = 120
+EXIT_LINE = re.compile(r"^\[exit code (-?\d+)\]\n?")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _DECODER = json.JSONDecoder()
@@ -89,6 +96,14 @@ def first_target(args: dict[str, Any], limit: int | None = None) -> str:
 def is_failed_call(call: ToolCall) -> bool:
     """Return True when the call's output head reports an error."""
     return bool(_FAILED_OUTPUT.search(call.output))
+
+
+def split_exit_code(output: str) -> tuple[int | None, str]:
+    """Return the exit code a tool output starts with (None if absent), and the rest."""
+    match = EXIT_LINE.match(output)
+    if match is None:
+        return None, output
+    return int(match.group(1)), output[match.end() :]
 
 
 def _output(tail: str) -> str:
