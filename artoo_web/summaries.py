@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, Sum
 
 from artoo_web.models import BusMessage, Run, TraceEvent
+from roles.contracts import PlanDirective, read_payload
 
 
 def rounds_of(run: Run) -> list[dict]:
@@ -12,23 +13,26 @@ def rounds_of(run: Run) -> list[dict]:
     rows = BusMessage.objects.filter(
         run=run, sender="R7", type__in=("PlanDirective", "FinalResult")
     ).order_by("id")
-    return [
-        {
-            "round": m.round,
-            "message_id": m.id,
-            "transition": "{}→{}".format(
-                m.payload.get("prev_directive"), m.payload.get("directive")
-            ),
-            "prev_directive": m.payload.get("prev_directive"),
-            "directive": m.payload.get("directive"),
-            "loss": m.payload.get("loss"),
-            "grad_l": m.payload.get("grad_l", 0.0),
-            "rationale": m.payload.get("rationale", ""),
-            "blocked_tools": m.payload.get("blocked_tools", []),
-            "blocked_targets": m.payload.get("blocked_targets", []),
-        }
-        for m in rows
-    ]
+    return [round_entry(m) for m in rows]
+
+
+def round_entry(msg: BusMessage) -> dict:
+    """Return the entry of one GGS decision, its payload read through the contract."""
+    decision = read_payload(msg.type, msg.payload)
+    # Only a PlanDirective blocks tools and targets for the next round.
+    plan = decision if isinstance(decision, PlanDirective) else None
+    return {
+        "round": msg.round,
+        "message_id": msg.id,
+        "transition": f"{decision.prev_directive}→{decision.directive}",
+        "prev_directive": decision.prev_directive,
+        "directive": decision.directive,
+        "loss": decision.loss.model_dump() if decision.loss else None,
+        "grad_l": decision.grad_l or 0.0,
+        "rationale": decision.rationale,
+        "blocked_tools": plan.blocked_tools if plan else [],
+        "blocked_targets": plan.blocked_targets if plan else [],
+    }
 
 
 def usage_by_role(run: Run) -> dict[str, dict]:

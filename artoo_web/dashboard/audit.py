@@ -6,6 +6,7 @@ from django.db.models import Q
 
 from artoo_web.auditlog import AuditEventRecord, AuditReportRecord
 from artoo_web.models import BusMessage, Run
+from roles.contracts import read_payload
 
 ANOMALY_LIMIT = 50
 
@@ -25,9 +26,10 @@ def audit_context(run: Run) -> dict:
         )
     )
     report = AuditReportRecord.objects.order_by("-id").first()
+    payload = read_payload("AuditReport", report.payload) if report else None
     return {
         "anomalies": list(anomalies.order_by("-id")[:ANOMALY_LIMIT]),
         "report": report,
-        "report_payload": report.payload if report else None,
+        "report_payload": payload,
         "audit_pending": [q for q in queries if q not in answered],
     }

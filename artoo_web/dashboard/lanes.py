@@ -1,29 +1,45 @@
-"""The sequence lanes: per round, per sequence group, one card per subtask."""
+"""The sequence lanes: per round, per sequence group, one card per subtask.
+
+A card holds the subtask's messages read through their contracts: ``subtask``
+(SubTask), ``attempts`` (ExecutionResult fields plus display text and exit
+code), ``corrections`` (CorrectionSignal), ``outcome`` (SubTaskOutcome or None),
+and ``criteria``: one row per criterion with its verdict, when there is one.
+"""
 
 from __future__ import annotations
 
 from artoo_web.dashboard.output import exit_code, output_text
 from artoo_web.models import BusMessage, Run
+from roles.contracts import (
+    CriterionVerdict,
+    ExecutionResult,
+    SubTask,
+    SubTaskOutcome,
+    read_payload,
+)
 
 
-def _criteria(subtask: dict, outcome: dict | None) -> list[dict]:
-    verdicts = {
-        v.get("criterion"): v for v in (outcome or {}).get("criteria_verdicts", [])
-    }
+def _criterion_row(text: str, verdict: CriterionVerdict | None) -> dict:
+    if verdict is None:
+        return {"criterion": text, "verdict": None}
+    return {**dict(verdict), "criterion": text}
+
+
+def _criteria(subtask: SubTask, outcome: SubTaskOutcome | None) -> list[dict]:
+    verdicts = {v.criterion: v for v in (outcome.criteria_verdicts if outcome else [])}
     rows = []
-    for spec in subtask.get("success_criteria", []):
-        text = spec if isinstance(spec, str) else spec.get("criterion", "")
-        verdict = verdicts.pop(text, None) or {}
-        rows.append({"criterion": text, **verdict, "verdict": verdict.get("verdict")})
-    rows.extend(verdicts.values())
+    for spec in subtask.success_criteria:
+        text = spec if isinstance(spec, str) else spec.criterion
+        rows.append(_criterion_row(text, verdicts.pop(text, None)))
+    rows.extend(_criterion_row(v.criterion, v) for v in verdicts.values())
     return rows
 
 
-def _attempt(payload: dict) -> dict:
+def _attempt(result: ExecutionResult) -> dict:
     return {
-        **payload,
-        "text": output_text(payload.get("output")),
-        "exit_code": exit_code(payload.get("output")),
+        **dict(result),
+        "text": output_text(result.output),
+        "exit_code": exit_code(result.output),
     }
 
 
@@ -35,10 +51,11 @@ def lane_rounds(run: Run) -> list[dict]:
     ).order_by("id")
     cards: dict[str, dict] = {}
     for m in rows:
-        sid = str(m.payload.get("subtask_id", ""))
+        payload = read_payload(m.type, m.payload)
+        sid = str(payload.subtask_id or "")
         if m.type == "SubTask":
             cards[sid] = {
-                "subtask": m.payload,
+                "subtask": payload,
                 "round": m.round,
                 "attempts": [],
                 "corrections": [],
@@ -47,16 +64,16 @@ def lane_rounds(run: Run) -> list[dict]:
         elif sid in cards:
             card = cards[sid]
             if m.type == "ExecutionResult":
-                card["attempts"].append(_attempt(m.payload))
+                card["attempts"].append(_attempt(payload))
             elif m.type == "CorrectionSignal":
-                card["corrections"].append(m.payload)
+                card["corrections"].append(payload)
             else:
-                card["outcome"] = m.payload
+                card["outcome"] = payload
     rounds: dict[int, dict[int, list]] = {}
     for sid, card in cards.items():
         card["id"] = sid
         card["criteria"] = _criteria(card["subtask"], card["outcome"])
-        seq = int(card["subtask"].get("sequence", 1) or 1)
+        seq = card["subtask"].sequence
         rounds.setdefault(card["round"], {}).setdefault(seq, []).append(card)
     return [
         {"round": r, "groups": [{"sequence": s, "cards": g[s]} for s in sorted(g)]}

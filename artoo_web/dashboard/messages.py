@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from django.utils import timezone
 
 from artoo_web.dashboard.output import output_text
 from artoo_web.models import BusMessage
+from roles.contracts import AuditReport, MemoryRecall, PlanDirective, read_payload
 
 SUMMARY_CHARS = 160
 # A message still undelivered after this long is flagged in the bus timeline;
@@ -22,72 +24,59 @@ def _clip(text: object, limit: int = SUMMARY_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _loss(p: dict) -> str:
-    loss = p.get("loss") or {}
-    return f"L={float(loss.get('L', 0)):.3f} ∇L={float(p.get('grad_l', 0)):+.3f}"
+def _loss(p: PlanDirective) -> str:
+    return f"L={p.loss.L:.3f} ∇L={p.grad_l:+.3f}"
 
 
-def _recall(p: dict) -> str:
-    if p.get("available") is False:
+def _recall(p: MemoryRecall) -> str:
+    if not p.available:
         return "memory unavailable"
     return (
-        f"{p.get('action', '?')}: attention {float(p.get('attention', 0)):.2f}, "
-        f"decision {float(p.get('decision', 0)):+.2f}, {len(p.get('sops', []))} SOPs,"
-        f" {len(p.get('recent', []))} recent"
+        f"{p.action}: attention {p.attention:.2f}, decision {p.decision:+.2f}, "
+        f"{len(p.sops)} SOPs, {len(p.recent)} recent"
     )
 
 
-def _report(p: dict) -> str:
+def _report(p: AuditReport) -> str:
     return (
-        f"{p.get('trigger', '?')} report: {p.get('tasks_observed', 0)} tasks, "
-        f"{len(p.get('anomalies', []))} anomalies, "
-        f"{len(p.get('boundary_violations', []))} boundary violations"
+        f"{p.trigger} report: {p.tasks_observed} tasks, {len(p.anomalies)} anomalies,"
+        f" {len(p.boundary_violations)} boundary violations"
     )
 
 
-SUMMARIES: dict[str, Callable[[dict], str]] = {
-    "TaskSpec": lambda p: f"{p.get('task_id')}: {p.get('intent')}",
-    "ClarificationRequest": lambda p: f"asks: {p.get('question')}",
-    "ClarificationAnswer": lambda p: p.get("answer") or "(proceed as is)",
-    "MemoryQuery": lambda p: f"{p.get('space') or 'intent'} / {p.get('entity')}",
+# Each takes the payload read through its contract (``read_payload``).
+SUMMARIES: dict[str, Callable[[Any], str]] = {
+    "TaskSpec": lambda p: f"{p.task_id}: {p.intent}",
+    "ClarificationRequest": lambda p: f"asks: {p.question}",
+    "ClarificationAnswer": lambda p: p.answer or "(proceed as is)",
+    "MemoryQuery": lambda p: f"{p.space or 'intent'} / {p.entity}",
     "MemoryRecall": _recall,
     "DispatchManifest": lambda p: (
-        f"{len(p.get('subtask_ids', []))} subtasks dispatched"
-        if p.get("subtask_ids")
-        else f"no plan: {p.get('reason') or 'no subtasks'}"
+        f"{len(p.subtask_ids)} subtasks dispatched"
+        if p.subtask_ids
+        else f"no plan: {p.reason or 'no subtasks'}"
     ),
-    "SubTask": lambda p: (
-        f"{p.get('subtask_id')} [group {p.get('sequence', 1)}] {p.get('intent')}"
-    ),
-    "ExecutionResult": lambda p: (
-        f"{p.get('subtask_id')} {p.get('status')}: {output_text(p.get('output'))}"
-    ),
+    "SubTask": lambda p: f"{p.subtask_id} [group {p.sequence}] {p.intent}",
+    "ExecutionResult": lambda p: f"{p.subtask_id} {p.status}: {output_text(p.output)}",
     "CorrectionSignal": lambda p: (
-        f"{p.get('subtask_id')} attempt {p.get('attempt_number')}: "
-        f"{p.get('what_was_wrong')} → {p.get('what_to_do')}"
+        f"{p.subtask_id} attempt {p.attempt_number}: "
+        f"{p.what_was_wrong} → {p.what_to_do}"
     ),
-    "ApprovalRequest": lambda p: (
-        f"{p.get('tool')}: {p.get('command')} ({p.get('reason')})"
-    ),
-    "ApprovalDecision": lambda p: f"{p.get('decision')}",
+    "ApprovalRequest": lambda p: f"{p.tool}: {p.command} ({p.reason})",
+    "ApprovalDecision": lambda p: f"{p.decision}",
     "SubTaskOutcome": lambda p: (
-        f"{p.get('subtask_id')} {p.get('status')}"
-        + (f": {p['failure_reason']}" if p.get("failure_reason") else "")
+        f"{p.subtask_id} {p.status}"
+        + (f": {p.failure_reason}" if p.failure_reason else "")
     ),
     "ReplanRequest": lambda p: (
-        f"{len(p.get('failed_subtasks', []))} failed, recommends "
-        f"{p.get('recommendation')}: {p.get('gap_summary')}"
+        f"{len(p.failed_subtasks)} failed, recommends "
+        f"{p.recommendation}: {p.gap_summary}"
     ),
-    "OutcomeSummary": lambda p: p.get("summary") or "all subtasks matched",
-    "PlanDirective": lambda p: (
-        f"{p.get('prev_directive')}→{p.get('directive')} {_loss(p)}"
-    ),
-    "Megram": lambda p: (
-        f"[{p.get('level', 'M')}] {p.get('space')} / {p.get('entity')}: "
-        f"{p.get('content')}"
-    ),
-    "FinalResult": lambda p: f"{p.get('directive')}: {p.get('summary')}",
-    "NextMoves": lambda p: "next: " + "; ".join(p.get("next_moves", [])),
+    "OutcomeSummary": lambda p: p.summary or "all subtasks matched",
+    "PlanDirective": lambda p: f"{p.prev_directive}→{p.directive} {_loss(p)}",
+    "Megram": lambda p: f"[{p.level}] {p.space} / {p.entity}: {p.content}",
+    "FinalResult": lambda p: f"{p.directive}: {p.summary}",
+    "NextMoves": lambda p: "next: " + "; ".join(p.next_moves),
     "AuditQuery": lambda p: "on-demand audit requested",
     "AuditReport": _report,
 }
@@ -98,7 +87,7 @@ def summarise(type_: str, payload: object) -> str:
     fn = SUMMARIES.get(type_)
     if fn is not None and isinstance(payload, dict):
         try:
-            return _clip(fn(payload))
+            return _clip(fn(read_payload(type_, payload)))
         except (TypeError, ValueError, AttributeError, KeyError):
             pass
     return _clip(json.dumps(payload, ensure_ascii=False, default=str))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from roles.tools.shell import parse_shell_output
+from roles.evidence import split_exit_code
 
 
 def output_text(output: object) -> str:
@@ -13,8 +13,8 @@ def output_text(output: object) -> str:
         return ""
     if not isinstance(output, str):
         return json.dumps(output, ensure_ascii=False, indent=2, default=str)
-    return parse_shell_output(output)[1]
+    return split_exit_code(output)[1]
 
 
 def exit_code(output: object) -> int | None:
-    return parse_shell_output(output)[0] if isinstance(output, str) else None
+    return split_exit_code(output)[0] if isinstance(output, str) else None

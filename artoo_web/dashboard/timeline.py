@@ -5,8 +5,11 @@ from __future__ import annotations
 from artoo_web import charts
 from artoo_web.models import BusMessage, Run, TraceEvent
 from artoo_web.summaries import rounds_of
+from roles.contracts import Loss, MemoryRecall, read_payload
 
 FLAT_GRADIENT = 1e-3
+# The loss terms (D, P, Omega, L) of a decision whose loss cannot be read.
+NO_LOSS = dict.fromkeys(Loss.model_fields)
 
 
 def arrow(grad_l: float) -> tuple[str, str]:
@@ -26,27 +29,27 @@ def judged_round(entry: dict) -> int:
     return max(0, entry["round"] - 1)
 
 
-def recall_view(payload: dict | None, unavailable: bool) -> dict | None:
-    if payload is None and not unavailable:
+def recall_view(recall: MemoryRecall | None, unavailable: bool) -> dict | None:
+    if recall is None and not unavailable:
         return None
-    if unavailable or (payload or {}).get("available") is False:
+    if unavailable or not recall.available:
         return {"available": False}
     return {
         "available": True,
-        "action": payload.get("action", "Ignore"),
-        "attention": float(payload.get("attention", 0.0)),
-        "decision": float(payload.get("decision", 0.0)),
-        "constraints": payload.get("constraints", ""),
-        "sops": len(payload.get("sops", [])),
-        "recent": len(payload.get("recent", [])),
-        "space": payload.get("space", ""),
-        "entity": payload.get("entity", ""),
+        "action": recall.action,
+        "attention": recall.attention,
+        "decision": recall.decision,
+        "constraints": recall.constraints,
+        "sops": len(recall.sops),
+        "recent": len(recall.recent),
+        "space": recall.space or "",
+        "entity": recall.entity or "",
     }
 
 
 def _memory_by_round(run: Run) -> dict[int, dict | None]:
     recalls = {
-        m.round: m.payload
+        m.round: read_payload(m.type, m.payload)
         for m in BusMessage.objects.filter(run=run, type="MemoryRecall").order_by("id")
     }
     missing = {
@@ -66,17 +69,13 @@ def timeline_rows(run: Run) -> list[dict]:
     rows = []
     for entry in rounds_of(run):
         judged = judged_round(entry)
-        loss = entry.get("loss") or {}
-        grad = float(entry.get("grad_l") or 0.0)
+        grad = float(entry["grad_l"])
         symbol, words = arrow(grad)
         rows.append(
             {
                 **entry,
+                **(entry["loss"] or NO_LOSS),
                 "judged": judged,
-                "D": loss.get("D"),
-                "P": loss.get("P"),
-                "Omega": loss.get("Omega"),
-                "L": loss.get("L"),
                 "grad_l": grad,
                 "arrow": symbol,
                 "trend": words,
