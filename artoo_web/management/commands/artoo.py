@@ -8,23 +8,35 @@ from artoo_web import pipeline
 from artoo_web.forms import clean_task_text
 from artoo_web.models import BusMessage, Run
 from artoo_web.summaries import usage_by_role
+from roles.contracts import (
+    CONTRACTS,
+    FinalResult,
+    Loss,
+    PlanDirective,
+    read_payload,
+)
 
 POLL_S = 0.1
 SUCCESS = {"accept", "success", "direct"}
+NO_LOSS = Loss(D=0, P=0, Omega=0, L=0)
+# A message's detail on its line: the first of these fields it has and fills.
+DETAIL_FIELDS = ("intent", "summary", "status", "question")
 
 
 def describe(msg: BusMessage) -> str:
     """Return one terminal line for a bus message (the GGS line for R7's)."""
     head = f"#{msg.id:<5} {msg.sender:>4} → {msg.recipient:<4} {msg.type}"
-    p = msg.payload
-    if msg.type in ("PlanDirective", "FinalResult"):
-        loss = p.get("loss", {})
+    if msg.type not in CONTRACTS:
+        return head
+    p = read_payload(msg.type, msg.payload)
+    if isinstance(p, PlanDirective | FinalResult):
+        loss = p.loss or NO_LOSS
         return (
-            f"{head}  {p.get('prev_directive')}→{p.get('directive')}  "
-            f"D={loss.get('D', 0):.2f} P={loss.get('P', 0):.2f} "
-            f"∇L={p.get('grad_l', 0):+.2f} Ω={loss.get('Omega', 0):.2f}"
+            f"{head}  {p.prev_directive}→{p.directive}  "
+            f"D={loss.D:.2f} P={loss.P:.2f} "
+            f"∇L={p.grad_l or 0:+.2f} Ω={loss.Omega:.2f}"
         )
-    detail = p.get("intent") or p.get("summary") or p.get("status") or p.get("question")
+    detail = next((v for name in DETAIL_FIELDS if (v := getattr(p, name, None))), None)
     return f"{head}  {str(detail)[:100]}" if detail else head
 
 
@@ -107,12 +119,17 @@ class Command(BaseCommand):
         return input(prompt).strip().lower() in ("y", "yes")
 
     def report(self, run: Run):
-        final = run.final_result or {}
-        self.stdout.write(f"\n{run.status}: {final.get('directive', '')}")
-        self.stdout.write(str(final.get("summary", "")))
-        if final.get("output") not in (None, ""):
-            self.stdout.write(f"output: {final['output']}")
-        for move in (final.get("next_moves") or {}).get("next_moves", []):
+        record = run.final_result or {}
+        final = read_payload("FinalResult", record)
+        # R1's direct answer is stored as the record too, but "direct" is no GGS
+        # directive, so the contract drops it: the run's own directive says it.
+        directive = final.directive or (run.directive if record else "")
+        self.stdout.write(f"\n{run.status}: {directive}")
+        self.stdout.write(str(final.summary or ""))
+        if final.output not in (None, ""):
+            self.stdout.write(f"output: {final.output}")
+        moves = read_payload("NextMoves", record.get("next_moves") or {})
+        for move in moves.next_moves or []:
             self.stdout.write(f"  next: {move}")
         self.stdout.write(f"\n{'role':<6}{'calls':>7}{'tokens':>10}{'cost USD':>12}")
         for role, row in usage_by_role(run).items():
