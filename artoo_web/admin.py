@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.urls import path
 
+from artoo_web import views
 from artoo_web.models import BusMessage, Run, TraceEvent
 
 
@@ -134,10 +136,6 @@ def _with_memory_view(get_urls):
     """Add the Megram browser (fed by the memory worker) to the admin's URLs."""
 
     def urls():
-        from django.urls import path
-
-        from artoo_web import views
-
         view = admin.site.admin_view(views.admin_memory)
         return [path("memory/", view, name="memory"), *get_urls()]
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from artoo_web import pipeline, tokens
+from artoo_web import runs, tokens
 from artoo_web.forms import clean_task_text
 from artoo_web.models import Approval, BusMessage, Run
 from artoo_web.summaries import rounds_of, usage_by_role
@@ -51,7 +51,7 @@ def endpoint(*methods: str):
                 return view(request, *args, **kwargs)
             except ApiError as exc:
                 return error(exc.status, str(exc))
-            except pipeline.Conflict as exc:
+            except runs.Conflict as exc:
                 return error(409, str(exc))
 
         return inner
@@ -119,7 +119,7 @@ def run_json(run: Run) -> dict:
 
 
 @endpoint("GET", "POST")
-def runs(request: HttpRequest):
+def run_list(request: HttpRequest):
     if request.method == "GET":
         mine = Run.objects.visible_to(request.user)[:100]
         return JsonResponse(
@@ -136,7 +136,7 @@ def runs(request: HttpRequest):
     except Exception as exc:
         messages = getattr(exc, "messages", [str(exc)])
         raise ApiError(400, " ".join(messages)) from None
-    run = pipeline.submit(request.user, text)
+    run = runs.submit(request.user, text)
     return JsonResponse(run_json(run), status=201)
 
 
@@ -159,7 +159,7 @@ def run_messages(request: HttpRequest, run_id):
 @endpoint("POST")
 def run_cancel(request: HttpRequest, run_id):
     run = visible_run(request, run_id)
-    pipeline.cancel(run)
+    runs.cancel(run)
     return JsonResponse(run_json(Run.objects.get(id=run.id)))
 
 
@@ -170,7 +170,7 @@ def run_approval(request: HttpRequest, run_id, approval_id):
     if decision not in ("approve", "deny"):
         raise ApiError(400, "'decision' must be 'approve' or 'deny'.")
     try:
-        approval = pipeline.decide_approval(run, approval_id, decision, request.user)
+        approval = runs.decide_approval(run, approval_id, decision, request.user)
     except Approval.DoesNotExist:
         raise ApiError(404, "No such approval for this run.") from None
     return JsonResponse({"id": str(approval.id), "status": approval.status})
@@ -182,5 +182,5 @@ def run_answer(request: HttpRequest, run_id):
     answer = string_field(body(request), "answer").strip()
     if "\x00" in answer or len(answer) > 20_000:
         raise ApiError(400, "The answer must be text of at most 20,000 characters.")
-    msg = pipeline.answer_clarification(run, answer)
+    msg = runs.answer_clarification(run, answer)
     return JsonResponse({"message_id": msg.id}, status=202)

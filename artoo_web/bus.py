@@ -3,9 +3,11 @@
 ``send`` stores a BusMessage in the caller's transaction; on commit the JSON
 envelope is published on ``artoo.bus.run.<run_id>`` and ``artoo.bus.all`` and
 ``deliver(message_id)`` is enqueued on the recipient's queue. ``deliver`` runs the
-handler registered for (recipient, type) and marks the message delivered in the
-handler's transaction; a delivered message is never handled twice. The sweeper
-re-enqueues what a lost enqueue left behind (transactional outbox).
+handler that the table (``artoo_web.handlers.HANDLERS``) names for (recipient,
+type) and marks the message delivered in the handler's transaction; a delivered
+message is never handled twice. A failing handler is retried with backoff and
+then given up (``handler_failed``). The sweeper re-enqueues what a lost enqueue
+left behind (transactional outbox).
 """
 
 from __future__ import annotations
@@ -18,19 +20,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 from pydantic import BaseModel
 
-from artoo_web import redisconn, topics
-from artoo_web.env import envint
-from artoo_web.models import BusMessage, Run
-from roles import routes
+from artoo_web import followups, redisconn, topics
+from artoo_web.models import BusMessage, Run, TraceEvent
+from roles import contracts, routes
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[BusMessage], None]
+GiveUp = Callable[[BusMessage, str, int], None]
 
 
 class BoundaryViolation(ValueError):
@@ -45,28 +48,11 @@ class Registration:
     self_committing: bool
 
 
-_handlers: dict[tuple[str, str], Registration] = {}
-
-
-def handler(recipient: str, type_: str, *, self_committing: bool = False):
-    """Register the decorated function as the handler of (recipient, type)."""
-
-    def register(fn: Handler) -> Handler:
-        _handlers[(recipient, type_)] = Registration(fn, self_committing)
-        return fn
-
-    return register
-
-
-def registration_for(recipient: str, type_: str) -> Registration | None:
-    """Return the handler registered for (recipient, type), if any."""
-    return _handlers.get((recipient, type_))
+Table = dict[tuple[str, str], Registration]
 
 
 def validate_payload(type_: str, payload: dict | BaseModel) -> dict:
     """Return the payload as JSON data, validated by the type's contract model."""
-    from roles import contracts
-
     model = getattr(contracts, "CONTRACTS", {}).get(type_)
     if isinstance(payload, BaseModel):
         payload = payload.model_dump(mode="json", by_alias=True)
@@ -125,10 +111,8 @@ def publish(msg: BusMessage) -> None:
 
 def enqueue(message_id: int, queue: str) -> None:
     """Enqueue delivery; on failure the sweeper picks the message up later."""
-    from artoo_web.tasks import deliver
-
     try:
-        deliver.apply_async(args=[message_id], queue=queue)
+        followups.enqueue(followups.DELIVER, [message_id], queue=queue)
     except Exception:
         log.warning("bus: enqueue of message %s failed", message_id, exc_info=True)
 
@@ -149,7 +133,7 @@ def delivering(msg: BusMessage) -> Iterator[bool]:
 
 
 def lease_s() -> int:
-    return envint("ARTOO_LEASE_S", 30, minimum=1)
+    return settings.ARTOO_LEASE_S
 
 
 class Lease:
@@ -205,14 +189,14 @@ def mark_delivered(msg: BusMessage | None) -> None:
         )
 
 
-def deliver(message_id: int) -> str:
-    """Run the registered handler for one message; report what happened."""
+def deliver(message_id: int, table: Table) -> str:
+    """Run the table's handler for one message; report what happened."""
     msg = BusMessage.objects.select_related("run").filter(id=message_id).first()
     if msg is None:
         return "missing"
     if msg.delivered_at is not None:
         return "already-delivered"
-    reg = registration_for(msg.recipient, msg.type)
+    reg = table.get((msg.recipient, msg.type))
     if reg is None:
         # No handler yet: leave it undelivered and visible, never drop it.
         return "no-handler"
@@ -236,7 +220,37 @@ def _run_handler(msg: BusMessage, reg: Registration) -> str:
     return "delivered"
 
 
-def undelivered(older_than_s: int, limit: int = 500) -> list[BusMessage]:
+def handler_failed(message_id: int, exc: Exception, give_up: GiveUp) -> str:
+    """Record a handler's error; retry with backoff, then ``give_up`` on the run."""
+    msg = BusMessage.objects.filter(id=message_id).first()
+    if msg is None or msg.run_id is None:
+        log.exception("bus: handler of message %s failed", message_id)
+        return "error"
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    log.error("bus: %s handler of message %s failed: %s", msg.recipient, msg.id, error)
+    TraceEvent.objects.create(
+        run_id=msg.run_id,
+        role=msg.recipient,
+        kind="handler_error",
+        data={"message_id": msg.id, "type": msg.type, "error": error},
+    )
+    failures = TraceEvent.objects.filter(
+        run_id=msg.run_id, kind="handler_error", data__message_id=msg.id
+    ).count()
+    attempts = settings.ARTOO_HANDLER_ATTEMPTS
+    if failures < attempts:
+        followups.enqueue(
+            followups.DELIVER,
+            [msg.id],
+            countdown=2 ** (failures - 1),
+            queue=routes.queue_for(msg.recipient) or "pipeline",
+        )
+        return "retrying"
+    give_up(msg, error, attempts)
+    return "failed"
+
+
+def undelivered(older_than_s: int, table: Table, limit: int = 500) -> list[BusMessage]:
     """Return deliverable messages left undelivered for longer than the delay."""
     cutoff = timezone.now() - timedelta(seconds=older_than_s)
     pending = BusMessage.objects.filter(
@@ -245,15 +259,14 @@ def undelivered(older_than_s: int, limit: int = 500) -> list[BusMessage]:
     return [
         m
         for m in pending
-        if registration_for(m.recipient, m.type) is not None
-        and not is_leased(topics.lease_key(m.id))
+        if (m.recipient, m.type) in table and not is_leased(topics.lease_key(m.id))
     ]
 
 
-def sweep(older_than_s: int) -> int:
+def sweep(older_than_s: int, table: Table) -> int:
     """Re-enqueue undelivered messages older than the delay; return the count."""
     count = 0
-    for msg in undelivered(older_than_s):
+    for msg in undelivered(older_than_s, table):
         queue = routes.queue_for(msg.recipient)
         if queue is not None:
             enqueue(msg.id, queue)

@@ -7,6 +7,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from roles.runstate import RunState
+
 
 class RunStatus(models.TextChoices):
     QUEUED = "queued"
@@ -72,6 +74,14 @@ class Run(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
+
+    def load_state(self) -> RunState:
+        """Return the run's typed state (``roles.runstate.RunState``)."""
+        return RunState.model_validate(self.state or {})
+
+    def keep_state(self, state: RunState) -> None:
+        """Store a typed state on the row (the caller saves)."""
+        self.state = state.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
 class BusMessage(models.Model):

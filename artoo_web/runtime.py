@@ -12,12 +12,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from artoo_web import redisconn, topics
-from artoo_web.env import envint
 from artoo_web.models import Run, TraceEvent
 from roles import llm
 from roles.offline import OfflineModel
@@ -42,7 +40,7 @@ def llm_configured() -> bool:
 def model_for(role: str, run: Run, cancelled: Callable[[], bool] | None = None):
     """Return the LLM client for ``role``, or the offline model."""
     if not llm_configured():
-        return OfflineModel(latency_ms=envint("ARTOO_OFFLINE_LATENCY_MS", 0, minimum=0))
+        return OfflineModel(latency_ms=settings.ARTOO_OFFLINE_LATENCY_MS)
     return llm.client_for(
         role, os.environ, run_id=str(run.id), cancelled=cancelled or canceller(run.id)
     )
@@ -206,22 +204,6 @@ def record_usage(run: Run, role: str, usage, kind: str = "llm_call") -> None:
     Run.objects.filter(id=run.id).update(
         tokens=F("tokens") + tokens, cost_usd=F("cost_usd") + cost
     )
-
-
-def later(task, args: list, *, countdown: float | None = None, queue="pipeline"):
-    """Enqueue ``task`` when the transaction commits; if the broker is away, log.
-
-    Every such follow-up is also found by the sweeper from the run's state, so a
-    lost enqueue (or a broker that lost its data) delays a run, never strands it.
-    """
-
-    def enqueue() -> None:
-        try:
-            task.apply_async(args=args, countdown=countdown, queue=queue)
-        except Exception:
-            log.warning("%s%s not enqueued; the sweeper will", task.name, args)
-
-    transaction.on_commit(enqueue)
 
 
 def trace(run: Run, role: str, kind: str, **data) -> None:

@@ -12,9 +12,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_http_methods, require_POST
 
-from artoo_web import bus, dashboard, pipeline, topics
+from artoo_web import bus, dashboard, followups, runs, topics
 from artoo_web.auditlog import AuditEventRecord, AuditReportRecord, verify_chain
-from artoo_web.env import envint
 from artoo_web.forms import (
     AuditFilterForm,
     ForgetForm,
@@ -41,24 +40,24 @@ def staff_only(view):
 
 
 def _runs_for(request: HttpRequest):
-    runs = Run.objects.visible_to(request.user).select_related("owner")
+    listed = Run.objects.visible_to(request.user).select_related("owner")
     status = request.GET.get("status", "")
     if status in RunStatus.values:
-        runs = runs.filter(status=status)
-    runs = list(runs[:RUN_LIST_LIMIT])
+        listed = listed.filter(status=status)
+    listed = list(listed[:RUN_LIST_LIMIT])
     now = timezone.now()
-    for run in runs:
+    for run in listed:
         run.elapsed_s = dashboard.elapsed_s(run, now)
-    return runs, status
+    return listed, status
 
 
 @require_http_methods(["GET"])
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs, status = _runs_for(request)
+    listed, status = _runs_for(request)
     return render(
         request,
         "artoo_web/run_list.html",
-        {"runs": runs, "form": RunForm(), "status": status, "statuses": RunStatus},
+        {"runs": listed, "form": RunForm(), "status": status, "statuses": RunStatus},
     )
 
 
@@ -68,13 +67,13 @@ def run_create(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         template = "artoo_web/run_list.html#run-form"
         if not request.htmx:
-            runs, status = _runs_for(request)
+            listed, status = _runs_for(request)
             template = "artoo_web/run_list.html"
-            context = {"runs": runs, "status": status, "statuses": RunStatus}
+            context = {"runs": listed, "status": status, "statuses": RunStatus}
         else:
             context = {}
         return render(request, template, {"form": form, **context}, status=400)
-    run = pipeline.submit(request.user, form.cleaned_data["raw_input"])
+    run = runs.submit(request.user, form.cleaned_data["raw_input"])
     if request.htmx:
         run.elapsed_s = 0
         return render(
@@ -123,8 +122,8 @@ def run_cancel(request: HttpRequest, run_id) -> HttpResponse:
     run = _visible_run(request, run_id)
     notice = ""
     try:
-        pipeline.cancel(run)
-    except pipeline.Conflict as exc:
+        runs.cancel(run)
+    except runs.Conflict as exc:
         notice = str(exc)
     run.refresh_from_db()
     return _part(request, run, "run-header", notice)
@@ -136,8 +135,8 @@ def run_approval(request: HttpRequest, run_id, approval_id) -> HttpResponse:
     decision = request.POST.get("decision", "")
     notice = ""
     try:
-        pipeline.decide_approval(run, approval_id, decision, request.user)
-    except pipeline.Conflict as exc:
+        runs.decide_approval(run, approval_id, decision, request.user)
+    except runs.Conflict as exc:
         notice = str(exc)
     except ValueError:
         notice = "Choose approve or deny."
@@ -153,8 +152,8 @@ def run_answer(request: HttpRequest, run_id) -> HttpResponse:
     answer = request.POST.get("answer", "").strip()
     notice = ""
     try:
-        pipeline.answer_clarification(run, answer)
-    except pipeline.Conflict as exc:
+        runs.answer_clarification(run, answer)
+    except runs.Conflict as exc:
         notice = str(exc)
     run.refresh_from_db()
     return _part(request, run, "prompts", notice)
@@ -175,18 +174,15 @@ class MemoryUnavailable(Exception):
     """The memory worker did not answer in time."""
 
 
-def memory_timeout_s() -> int:
-    return envint("ARTOO_WEB_MEMORY_TIMEOUT_S", 5, minimum=1)
-
-
-def ask_memory(task, *args):
+def ask_memory(task: str, *args):
     """Return a memory task's answer, or raise MemoryUnavailable after the timeout."""
+    timeout = settings.ARTOO_WEB_MEMORY_TIMEOUT_S
     try:
-        result = task.apply_async(args=list(args), queue="memory")
-        return result.get(timeout=memory_timeout_s())
+        result = followups.enqueue(task, list(args), queue="memory")
+        return result.get(timeout=timeout)
     except Exception as exc:
         raise MemoryUnavailable(
-            f"memory worker unavailable: no answer within {memory_timeout_s()} s "
+            f"memory worker unavailable: no answer within {timeout} s "
             f"({type(exc).__name__}). Is the memory process running?"
         ) from None
 
@@ -220,14 +216,12 @@ def filter_groups(groups: list[dict], space: str, entity: str, text: str) -> lis
 
 
 def memory_context(request: HttpRequest) -> dict:
-    from artoo_web.tasks import memory_groups, memory_summary
-
     search = MemorySearchForm(request.GET or None)
     terms = search.cleaned_data if search.is_valid() else {}
     context = {"search": search, "summary": None, "groups": [], "unavailable": ""}
     try:
-        context["summary"] = ask_memory(memory_summary)
-        groups = ask_memory(memory_groups, None)
+        context["summary"] = ask_memory(followups.MEMORY_SUMMARY)
+        groups = ask_memory(followups.MEMORY_GROUPS, None)
     except MemoryUnavailable as exc:
         context["unavailable"] = str(exc)
         return context
@@ -276,13 +270,11 @@ def memory_remember(request: HttpRequest) -> HttpResponse:
 @require_POST
 @staff_only
 def memory_forget(request: HttpRequest) -> HttpResponse:
-    from artoo_web.tasks import memory_forget as forget_task
-
     form = ForgetForm(request.POST)
     if not form.is_valid():
         return _memory_answer(request, forget=form)
     try:
-        count = ask_memory(forget_task, form.cleaned_data["id_prefix"])
+        count = ask_memory(followups.MEMORY_FORGET, form.cleaned_data["id_prefix"])
     except MemoryUnavailable as exc:
         return _memory_answer(request, error=str(exc))
     return _memory_answer(request, notice=f"Forgot {count} Megram(s).")

@@ -5,23 +5,19 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from artoo_web.env import envint
 from artoo_web.models import TERMINAL_STATUSES, ApprovalStatus, Run, RunStatus
-from artoo_web.pipeline import abandon
+from artoo_web.runs import abandon
 
 log = logging.getLogger(__name__)
 
 
-def run_deadline_s() -> int:
-    return envint("ARTOO_RUN_DEADLINE_S", 900, minimum=10)
-
-
 def expire_stuck_runs() -> int:
     """Abandon every active run older than the deadline (human waits excluded)."""
-    cutoff = timezone.now() - timedelta(seconds=run_deadline_s())
+    cutoff = timezone.now() - timedelta(seconds=settings.ARTOO_RUN_DEADLINE_S)
     count = 0
     stale = Run.objects.exclude(status__in=TERMINAL_STATUSES).filter(
         created_at__lt=cutoff

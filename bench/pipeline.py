@@ -50,10 +50,10 @@ def wait_done(run_ids, timeout: float) -> dict:
 
 
 def submit_and_wait(user, text: str, timeout: float = 120) -> float:
-    from artoo_web import pipeline
+    from artoo_web import runs
 
     started = time.monotonic()
-    run = pipeline.submit(user, text)
+    run = runs.submit(user, text)
     if not wait_done([run.id], timeout):
         raise RuntimeError(f"run {run.id} did not finish within {timeout} s")
     return time.monotonic() - started
@@ -98,7 +98,7 @@ def drained(messages, timeout: float) -> dict[str, int]:
 def throughput(user, seconds: float, inflight: int) -> None:
     from django.utils import timezone
 
-    from artoo_web import pipeline
+    from artoo_web import runs
     from artoo_web.models import BusMessage, Run
 
     started, submitted, finished = time.monotonic(), [], {}
@@ -106,7 +106,7 @@ def throughput(user, seconds: float, inflight: int) -> None:
     while time.monotonic() - started < seconds:
         open_runs = [r for r in submitted if r not in finished]
         for _ in range(max(0, inflight - len(open_runs))):
-            submitted.append(pipeline.submit(user, "echo load").id)
+            submitted.append(runs.submit(user, "echo load").id)
         finished.update(wait_done([r for r in submitted if r not in finished], 0.05))
     elapsed = time.monotonic() - started
     finished.update(wait_done([r for r in submitted if r not in finished], 120))

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from artoo_web import bus, tasks, topics
+from artoo_web.handlers import HANDLERS
 from artoo_web.models import BusMessage, Run, TraceEvent
 from tests.conftest import wait_until
 
@@ -27,13 +28,13 @@ def recording_handler():
             run=msg.run, role="R1", kind="test-handled", data={"message": msg.id}
         )
 
-    saved = bus._handlers.get(ROUTE)
-    bus._handlers[ROUTE] = bus.Registration(handle, self_committing=False)
+    saved = HANDLERS.get(ROUTE)
+    HANDLERS[ROUTE] = bus.Registration(handle, self_committing=False)
     yield
     if saved is None:
-        bus._handlers.pop(ROUTE, None)
+        HANDLERS.pop(ROUTE, None)
     else:
-        bus._handlers[ROUTE] = saved
+        HANDLERS[ROUTE] = saved
 
 
 @pytest.fixture
@@ -96,10 +97,10 @@ def test_message_is_delivered_once_and_redelivery_is_a_noop(
 @pytest.fixture
 def without_handler():
     """Unregister User → R1 ClarificationAnswer, as if that role were not deployed."""
-    saved = bus._handlers.pop(ROUTE, None)
+    saved = HANDLERS.pop(ROUTE, None)
     yield
     if saved is not None:
-        bus._handlers[ROUTE] = saved
+        HANDLERS[ROUTE] = saved
 
 
 def test_message_without_handler_stays_undelivered(celery_worker, run, without_handler):
@@ -107,7 +108,7 @@ def test_message_without_handler_stays_undelivered(celery_worker, run, without_h
     result = tasks.deliver.apply_async(args=[msg.id], queue="pipeline")
     assert result.get(timeout=10) == "no-handler"
     assert BusMessage.objects.get(id=msg.id).delivered_at is None
-    assert bus.undelivered(older_than_s=0) == []
+    assert bus.undelivered(0, HANDLERS) == []
 
 
 def test_sweeper_delivers_a_message_whose_enqueue_was_lost(
@@ -140,13 +141,13 @@ def broken_handler():
     def handle(msg: BusMessage) -> None:
         raise RuntimeError("handler bug")
 
-    saved = bus._handlers.get(ROUTE)
-    bus._handlers[ROUTE] = bus.Registration(handle, self_committing=False)
+    saved = HANDLERS.get(ROUTE)
+    HANDLERS[ROUTE] = bus.Registration(handle, self_committing=False)
     yield
     if saved is None:
-        bus._handlers.pop(ROUTE, None)
+        HANDLERS.pop(ROUTE, None)
     else:
-        bus._handlers[ROUTE] = saved
+        HANDLERS[ROUTE] = saved
 
 
 def test_a_handler_that_keeps_failing_ends_the_run_with_the_error(
@@ -181,8 +182,8 @@ def test_sweeper_leaves_a_message_that_a_worker_is_still_handling(
     lease = bus.Lease(topics.lease_key(msg.id))
     assert lease.acquire()
     try:
-        assert bus.sweep(older_than_s=60) == 0
-        assert bus.deliver(msg.id) == "leased"
+        assert bus.sweep(60, HANDLERS) == 0
+        assert bus.deliver(msg.id, HANDLERS) == "leased"
     finally:
         lease.release()
-    assert bus.sweep(older_than_s=60) == 1
+    assert bus.sweep(60, HANDLERS) == 1

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from artoo_web import bus, dashboard, pipeline
+from artoo_web import bus, dashboard, runs
 from artoo_web.auditlog import AuditEventRecord, AuditReportRecord
 from artoo_web.models import Approval, BusMessage, Run, RunStatus
 from roles.contracts import AuditEvent
@@ -44,7 +44,7 @@ def element(html: str, element_id: str) -> str:
 def test_an_accepted_run_shows_transition_chart_lane_and_result(
     client, celery_worker, user
 ):
-    run = finished(pipeline.submit(user, "echo hello # expect: hel+o"))
+    run = finished(runs.submit(user, "echo hello # expect: hel+o"))
     client.force_login(user)
     html = page(client, run)
     timeline = element(html, "ggs-timeline")
@@ -68,7 +68,7 @@ def test_an_accepted_run_shows_transition_chart_lane_and_result(
 def test_operator_approves_a_law_one_prompt_and_the_run_finishes(
     client, celery_worker, user
 ):
-    run = pipeline.submit(user, "touch a.txt\nrm a.txt")
+    run = runs.submit(user, "touch a.txt\nrm a.txt")
     approval = wait_until(
         lambda: Approval.objects.filter(run=run, status="pending").first(), 60
     )
@@ -101,7 +101,7 @@ def test_cancel_button_cancels_the_run_and_a_second_cancel_explains(
 
 def test_cancel_without_htmx_redirects_back_with_the_message(client, user, run):
     client.force_login(user)
-    pipeline.cancel(run)
+    runs.cancel(run)
     response = client.post(reverse("run-cancel", args=[run.id]), follow=True)
     assert response.redirect_chain[-1][0] == reverse("run-detail", args=[run.id])
     assert "already cancelled" in response.content.decode()

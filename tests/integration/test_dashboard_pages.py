@@ -44,9 +44,9 @@ def test_staff_remembers_searches_and_forgets_a_megram(
 
 
 def test_memory_page_says_the_worker_is_unavailable_instead_of_crashing(
-    client, user, purge_queues, monkeypatch
+    client, user, purge_queues, settings
 ):
-    monkeypatch.setenv("ARTOO_WEB_MEMORY_TIMEOUT_S", "1")
+    settings.ARTOO_WEB_MEMORY_TIMEOUT_S = 1
     client.force_login(user)
     response = client.get(reverse("memory"))
     assert response.status_code == 200
@@ -76,9 +76,9 @@ def test_remember_and_forget_are_staff_only(client, user, purge_queues):
     ],
 )
 def test_bad_memory_input_gets_a_clear_error(
-    client, staff_user, purge_queues, monkeypatch, url, data, reason
+    client, staff_user, purge_queues, settings, url, data, reason
 ):
-    monkeypatch.setenv("ARTOO_WEB_MEMORY_TIMEOUT_S", "1")
+    settings.ARTOO_WEB_MEMORY_TIMEOUT_S = 1
     client.force_login(staff_user)
     response = client.post(reverse(url), data)
     assert response.status_code == 400
@@ -142,9 +142,9 @@ def test_run_list_shows_directive_duration_cost_and_filters_by_status(client, us
 
 
 def test_admin_lists_approvals_and_shows_memory_through_the_worker(
-    client, staff_user, purge_queues, monkeypatch
+    client, staff_user, purge_queues, settings
 ):
-    monkeypatch.setenv("ARTOO_WEB_MEMORY_TIMEOUT_S", "1")
+    settings.ARTOO_WEB_MEMORY_TIMEOUT_S = 1
     staff_user.is_superuser = True
     staff_user.save()
     client.force_login(staff_user)

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from artoo_web import pipeline
+from artoo_web import runs
 from artoo_web.models import BusMessage, Run
 from tests.conftest import wait_until
 from tests.integration.test_pipeline_offline import finished, transitions
@@ -123,7 +123,7 @@ def model(monkeypatch):
 
 def test_first_try_accept(celery_worker, user, model):
     model.reply("R2", plan("ok-step one"))
-    run = finished(pipeline.submit(user, "check the server"))
+    run = finished(runs.submit(user, "check the server"))
     assert run.status == "done"
     assert transitions(run) == ["init→accept"]
     assert run.task_id == "check_the_server"
@@ -135,7 +135,7 @@ def test_change_path_then_refine_then_success(celery_worker, user, model):
     model.reply("R2", plan("env-step a"))
     model.reply("R2", plan("ok-step b", "env-step c"))
     model.reply("R2", plan("ok-step d", "ok-step e", "ok-step f", "env-step g"))
-    run = finished(pipeline.submit(user, "check the server"))
+    run = finished(runs.submit(user, "check the server"))
     assert transitions(run) == [
         "init→change_path",
         "change_path→refine",
@@ -148,7 +148,7 @@ def test_change_path_then_refine_then_success(celery_worker, user, model):
 def test_break_symmetry_removes_the_blocked_tool(celery_worker, user, model):
     model.reply("R2", plan("logic-step glob-step"))
     model.reply("R2", plan("ok-step again"))
-    run = finished(pipeline.submit(user, "check the server"))
+    run = finished(runs.submit(user, "check the server"))
     assert transitions(run)[:2] == ["init→break_symmetry", "break_symmetry→accept"]
     directive = BusMessage.objects.get(run=run, type="PlanDirective").payload
     assert directive["blocked_tools"] == ["glob"]
@@ -160,7 +160,7 @@ def test_break_symmetry_removes_the_blocked_tool(celery_worker, user, model):
 
 def test_budget_exhaustion_abandons_with_next_moves(celery_worker, user, model):
     model.default_reply(plan("env-step again"), role="R2")
-    run = finished(pipeline.submit(user, "check the server"), timeout=90)
+    run = finished(runs.submit(user, "check the server"), timeout=90)
     assert run.status == "failed"
     steps = transitions(run)
     assert steps[-1].endswith("→abandon") and len(steps) == 3
@@ -175,7 +175,7 @@ def test_law2_kills_a_run_whose_loss_worsens_twice(celery_worker, user, model):
     model.reply("R2", plan("ok-step a", "env-step b"))
     model.reply("R2", plan("env-step c"))
     model.reply("R2", plan("logic-step d"))
-    run = finished(pipeline.submit(user, "check the server"), timeout=90)
+    run = finished(runs.submit(user, "check the server"), timeout=90)
     assert run.final_result["directive"] == "abandon"
     assert "Law 2" in run.final_result["rationale"]
 
@@ -185,11 +185,11 @@ def test_clarification_round_trip(celery_worker, user, model):
         "R1", json.dumps({"needs_clarification": True, "question": "Which one?"})
     )
     model.reply("R2", plan("ok-step one"))
-    run = pipeline.submit(user, "check it")
+    run = runs.submit(user, "check it")
     wait_until(lambda: Run.objects.get(id=run.id).status == "needs_input")
     question = BusMessage.objects.get(run=run, type="ClarificationRequest")
     assert question.payload["question"] == "Which one?"
-    pipeline.answer_clarification(Run.objects.get(id=run.id), "the staging server")
+    runs.answer_clarification(Run.objects.get(id=run.id), "the staging server")
     run = finished(run)
     assert run.status == "done"
     assert "the staging server" in text_of(model.requests_for("R1")[-1])
@@ -204,7 +204,7 @@ def test_parallel_group_then_sequential_group_gets_earlier_outputs(
             "ok-step out-alpha", "ok-step out-beta", "ok-step last", sequences=[1, 1, 2]
         ),
     )
-    run = finished(pipeline.submit(user, "check the server"))
+    run = finished(runs.submit(user, "check the server"))
     assert run.status == "done"
     requests = model.requests_for("R3")
     last = [r for r in requests if "ok-step last" in text_of(r)]
@@ -218,7 +218,7 @@ def test_parallel_group_then_sequential_group_gets_earlier_outputs(
 def test_followed_sop_gets_negative_feedback_when_its_round_fails(
     celery_worker, user, model
 ):
-    from artoo_web import memory_worker
+    from artoo_web.handlers import memory as memory_worker
     from roles.contracts import Megram
 
     space = f"intent:{TASK_SPEC['task_id']}"
@@ -236,7 +236,7 @@ def test_followed_sop_gets_negative_feedback_when_its_round_fails(
     )
     model.reply("R2", plan("env-step a"))
     model.reply("R2", plan("ok-step b"))
-    run = finished(pipeline.submit(user, "check the server"))
+    run = finished(runs.submit(user, "check the server"))
     assert "always ping the server first" in text_of(model.requests_for("R2")[0])
     feedback = [
         m

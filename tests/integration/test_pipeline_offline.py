@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from artoo_web import pipeline, runtime
+from artoo_web import runs, runtime
 from artoo_web.models import Approval, BusMessage, Run
 from tests.conftest import wait_until
 
@@ -31,7 +31,7 @@ def transitions(run: Run) -> list[str]:
 
 
 def test_one_command_is_accepted_on_the_first_try(celery_worker, user):
-    run = finished(pipeline.submit(user, "echo hello # expect: hel+o"))
+    run = finished(runs.submit(user, "echo hello # expect: hel+o"))
     assert run.status == "done"
     assert transitions(run) == ["init→accept"]
     assert bus_types(run).count("FinalResult") == 1
@@ -47,7 +47,7 @@ def test_one_command_is_accepted_on_the_first_try(celery_worker, user):
 
 
 def test_a_failing_command_ends_in_abandon_with_next_moves(celery_worker, user):
-    run = pipeline.submit(user, "echo one\n& echo two\nls /definitely-missing")
+    run = runs.submit(user, "echo one\n& echo two\nls /definitely-missing")
     run = finished(run, timeout=90)
     assert run.status == "failed"
     assert run.final_result["directive"] == "abandon"
@@ -73,7 +73,7 @@ def test_a_failing_command_ends_in_abandon_with_next_moves(celery_worker, user):
 def test_later_group_starts_after_the_parallel_group_with_its_outputs(
     celery_worker, user
 ):
-    run = finished(pipeline.submit(user, "echo alpha\n& echo beta\necho gamma"))
+    run = finished(runs.submit(user, "echo alpha\n& echo beta\necho gamma"))
     assert run.status == "done"
     results = BusMessage.objects.filter(run=run, type="ExecutionResult").order_by("id")
     outputs = [str(m.payload["output"]) for m in results]
@@ -86,7 +86,7 @@ def test_later_group_starts_after_the_parallel_group_with_its_outputs(
 
 
 def test_approved_destructive_command_runs(celery_worker, user, settings):
-    run = pipeline.submit(user, "touch doomed.txt\nrm doomed.txt")
+    run = runs.submit(user, "touch doomed.txt\nrm doomed.txt")
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
     assert approval.command == "rm doomed.txt"
     assert Run.objects.get(id=run.id).status == "awaiting_approval"
@@ -95,7 +95,7 @@ def test_approved_destructive_command_runs(celery_worker, user, settings):
     assert [(c["kind"], c["path"]) for c in approval.changes] == [
         ("deleted", str(target))
     ]
-    pipeline.decide_approval(run, approval.id, "approve", user)
+    runs.decide_approval(run, approval.id, "approve", user)
     run = finished(run)
     assert run.status == "done"
     assert not target.exists()
@@ -103,9 +103,9 @@ def test_approved_destructive_command_runs(celery_worker, user, settings):
 
 
 def test_denied_destructive_command_never_runs(celery_worker, user, settings):
-    run = pipeline.submit(user, "touch kept.txt\nrm kept.txt")
+    run = runs.submit(user, "touch kept.txt\nrm kept.txt")
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
-    pipeline.decide_approval(run, approval.id, "deny", user)
+    runs.decide_approval(run, approval.id, "deny", user)
     run = finished(run, timeout=90)
     assert (runtime.workspace_for(run) / "kept.txt").exists()
     assert run.final_result["directive"] == "abandon"
@@ -117,11 +117,9 @@ def test_denied_destructive_command_never_runs(celery_worker, user, settings):
     assert "[LAW1]" in evidence
 
 
-def test_unanswered_effect_is_discarded_at_the_timeout(
-    celery_worker, user, monkeypatch
-):
-    monkeypatch.setenv("ARTOO_APPROVAL_TIMEOUT_S", "1")
-    run = pipeline.submit(user, "echo keep > kept.txt\nsed -i s/keep/lost/ kept.txt")
+def test_unanswered_effect_is_discarded_at_the_timeout(celery_worker, user, settings):
+    settings.ARTOO_APPROVAL_TIMEOUT_S = 1
+    run = runs.submit(user, "echo keep > kept.txt\nsed -i s/keep/lost/ kept.txt")
     run = finished(run, timeout=90)
     approvals = list(Approval.objects.filter(run=run))
     assert approvals and {a.status for a in approvals} == {"expired"}
@@ -131,19 +129,19 @@ def test_unanswered_effect_is_discarded_at_the_timeout(
 
 
 def test_replayed_approval_decision_is_refused(celery_worker, user):
-    run = pipeline.submit(user, "touch x.txt\nrm x.txt")
+    run = runs.submit(user, "touch x.txt\nrm x.txt")
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
-    pipeline.decide_approval(run, approval.id, "deny", user)
-    with pytest.raises(pipeline.Conflict):
-        pipeline.decide_approval(run, approval.id, "approve", user)
+    runs.decide_approval(run, approval.id, "deny", user)
+    with pytest.raises(runs.Conflict):
+        runs.decide_approval(run, approval.id, "approve", user)
     finished(run, timeout=90)
 
 
 def test_cancel_stops_a_running_command(celery_worker, user):
-    run = pipeline.submit(user, "sleep 60")
+    run = runs.submit(user, "sleep 60")
     wait_until(lambda: BusMessage.objects.filter(run=run, type="SubTask").exists())
     wait_until(lambda: Run.objects.get(id=run.id).status == "running")
-    pipeline.cancel(Run.objects.get(id=run.id))
+    runs.cancel(Run.objects.get(id=run.id))
     run = Run.objects.get(id=run.id)
     assert run.status == "cancelled"
     assert run.final_result["directive"] == "abandon"
@@ -151,8 +149,8 @@ def test_cancel_stops_a_running_command(celery_worker, user):
     # The shell was killed: the effector finished long before `sleep 60` would.
     wait_until(lambda: BusMessage.objects.get(id=subtask.id).delivered_at, timeout=10)
     assert bus_types(run).count("FinalResult") == 1
-    with pytest.raises(pipeline.Conflict):
-        pipeline.cancel(run)
+    with pytest.raises(runs.Conflict):
+        runs.cancel(run)
 
 
 @pytest.mark.parametrize("left_in", ["queued", "perceiving"])

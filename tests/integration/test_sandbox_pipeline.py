@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from artoo_web import pipeline, runtime
+from artoo_web import runs, runtime
 from artoo_web.models import BusMessage, Run
 from tests.conftest import wait_until
 from tests.sandbox.test_containment import living
@@ -47,7 +47,7 @@ def outputs(run: Run) -> str:
 def test_run_cannot_make_its_user_a_superuser(celery_worker, user):
     database = settings.DATABASES["default"]["TEST"]["NAME"]
     assert os.path.exists(database)
-    run = pipeline.submit(
+    run = runs.submit(
         user,
         f'sqlite3 {database} "update auth_user set is_staff=1, is_superuser=1 '
         f"where username='{user.username}'\"",
@@ -63,14 +63,14 @@ def test_run_cannot_read_the_data_dir_or_the_app_environment(celery_worker, user
     probe = settings.DATA_DIR / "probe_secret"
     probe.write_text("data-dir-secret\n")
     try:
-        run = pipeline.submit(user, f"cat {probe}")
+        run = runs.submit(user, f"cat {probe}")
         run = finished(run)
         assert run.final_result["directive"] == "abandon"
         assert "data-dir-secret" not in evidence(run)
         assert "No such file or directory" in evidence(run)
     finally:
         probe.unlink()
-    run = finished(pipeline.submit(user, "env"))
+    run = finished(runs.submit(user, "env"))
     assert run.status == "done"
     shown = outputs(run) + evidence(run)
     assert "PATH=" in shown
@@ -79,12 +79,12 @@ def test_run_cannot_read_the_data_dir_or_the_app_environment(celery_worker, user
 
 
 def test_one_users_run_cannot_read_anothers_workspace(celery_worker, user, other_user):
-    mine = finished(pipeline.submit(user, "echo only-alice > s.txt"))
+    mine = finished(runs.submit(user, "echo only-alice > s.txt"))
     assert mine.status == "done"
     target = runtime.workspace_for(mine) / "s.txt"
     assert target.read_text() == "only-alice\n"
     theirs = finished(
-        pipeline.submit(
+        runs.submit(
             other_user,
             f"cat {target}\n& cat ../../user-{user.id}/{mine.id}/s.txt",
         )
@@ -95,7 +95,7 @@ def test_one_users_run_cannot_read_anothers_workspace(celery_worker, user, other
 
 def test_processes_a_run_starts_do_not_outlive_it(celery_worker, user):
     run = finished(
-        pipeline.submit(
+        runs.submit(
             user, "setsid sleep 100014 &\n& nohup sleep 100015 > /dev/null 2>&1 &"
         )
     )
@@ -110,13 +110,13 @@ def test_shared_area_is_shared_by_one_users_runs_only(
     settings.ARTOO_USER_SHARED = True
     shared = runtime.shared_area(user.id)
     (shared / "note.txt").unlink(missing_ok=True)
-    first = finished(pipeline.submit(user, f"echo handed-over > {shared}/note.txt"))
+    first = finished(runs.submit(user, f"echo handed-over > {shared}/note.txt"))
     assert first.status == "done", evidence(first)
     assert (shared / "note.txt").read_text() == "handed-over\n"
-    second = finished(pipeline.submit(user, f"cat {shared}/note.txt"))
+    second = finished(runs.submit(user, f"cat {shared}/note.txt"))
     assert second.status == "done"
     assert "handed-over" in outputs(second)
-    stranger = finished(pipeline.submit(other_user, f"cat {shared}/note.txt"))
+    stranger = finished(runs.submit(other_user, f"cat {shared}/note.txt"))
     assert stranger.final_result["directive"] == "abandon"
     assert "handed-over" not in outputs(stranger) + evidence(stranger)
 

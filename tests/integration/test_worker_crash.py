@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from artoo_web import bus, pipeline, topics
+from artoo_web import bus, runs, topics
+from artoo_web.handlers import HANDLERS
 from artoo_web.models import BusMessage, Run
 from tests.conftest import wait_until
 
@@ -93,7 +94,7 @@ def test_killed_worker_mid_run_still_finishes_with_one_final_result(
     first = start_worker(worker_env, "pipeline", tmp_path / "first.log")
     second = None
     try:
-        run = pipeline.submit(user, "sleep 3 && echo slow\n& echo fast")
+        run = runs.submit(user, "sleep 3 && echo slow\n& echo fast")
         wait_until(
             lambda: BusMessage.objects.filter(run=run, type="ExecutionResult").exists(),
             timeout=60,
@@ -106,7 +107,7 @@ def test_killed_worker_mid_run_still_finishes_with_one_final_result(
             timeout=10,
             what="the dead worker's delivery leases lapse",
         )
-        assert bus.sweep(older_than_s=0) >= 1
+        assert bus.sweep(0, HANDLERS) >= 1
         run = wait_until(
             lambda: Run.objects.filter(id=run.id, status="done").first(), timeout=60
         )

@@ -110,7 +110,7 @@ def test_forged_run_ids_are_not_found_and_change_nothing(site, path):
 def test_approval_ids_of_another_run_and_replayed_decisions_are_refused(site):
     first, second = site.waiting
     approval = site.approval_of(first)
-    workspace = site.cluster.data_dir / "workspace" / first
+    (workspace,) = (site.cluster.data_dir / "workspace").glob(f"user-*/{first}")
 
     crossed = site.alice.post_json(
         f"/api/runs/{second}/approvals/{approval}", {"decision": "approve"}

@@ -113,5 +113,5 @@ def test_file_tools_refuse_path_and_symlink_escapes_end_to_end(start_cluster, tm
     assert "TOP-SECRET" not in json.dumps(results)
     assert "TOP-SECRET" not in json.dumps(api.messages(run_id))
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
-    workspace = cluster.data_dir / "workspace" / run_id
+    (workspace,) = (cluster.data_dir / "workspace").glob(f"user-*/{run_id}")
     assert (workspace / "inside.txt").read_text() == "fine"

@@ -4,7 +4,7 @@ import time
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from artoo_web import pipeline
+from artoo_web import runs
 from artoo_web.forms import clean_task_text
 from artoo_web.models import BusMessage, Run
 from artoo_web.summaries import usage_by_role
@@ -59,7 +59,7 @@ class Command(BaseCommand):
             text = clean_task_text(task)
         except Exception as exc:
             raise CommandError(" ".join(getattr(exc, "messages", [str(exc)]))) from None
-        run = pipeline.submit(owner, text)
+        run = runs.submit(owner, text)
         self.stdout.write(f"run {run.id}")
         run = self.follow(run, owner, timeout, yes)
         self.report(run)
@@ -102,16 +102,16 @@ class Command(BaseCommand):
                 f"Law 1: run `{msg.payload.get('command')}`? [y/N] "
             )
             try:
-                pipeline.decide_approval(
+                runs.decide_approval(
                     run, msg.payload["approval_id"], "approve" if ok else "deny", owner
                 )
-            except pipeline.Conflict:
+            except runs.Conflict:
                 pass
         elif msg.type == "ClarificationRequest":
             answer = (
                 input(f"{msg.payload.get('question')} > ") if sys.stdin.isatty() else ""
             )
-            pipeline.answer_clarification(run, answer)
+            runs.answer_clarification(run, answer)
 
     def confirm(self, prompt: str) -> bool:
         if not sys.stdin.isatty():

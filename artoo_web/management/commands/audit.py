@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from artoo_web.auditlog import verify_chain
+from artoo_web.auditor import AuditProcess, AuditSettings, ask_now
 from artoo_web.env import envint
 
 
@@ -51,8 +52,6 @@ class Command(BaseCommand):
         return self.audit(once=once)
 
     def audit(self, *, once: bool) -> None:
-        from artoo_web.auditor import AuditProcess, AuditSettings
-
         process = AuditProcess(
             AuditSettings(
                 window_s=_seconds("ARTOO_AUDIT_WINDOW_S", 300),
@@ -71,8 +70,6 @@ class Command(BaseCommand):
         self.stdout.write(f"auditor stopped at message {process.cursor}")
 
     def ask(self, timeout: float) -> None:
-        from artoo_web.auditor import ask_now
-
         if timeout <= 0:
             raise CommandError("--timeout must be positive")
         started = time.monotonic()

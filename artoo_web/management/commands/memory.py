@@ -2,9 +2,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from artoo_web import bus
+from artoo_web import bus, followups
 from artoo_web.models import BusMessage
-from artoo_web.tasks import dream, memory_forget, memory_groups, memory_summary
 
 TIMEOUT_S = 15
 
@@ -39,14 +38,18 @@ class Command(BaseCommand):
             ) from None
 
     def do_summary(self, **_):
-        data = self.wait(memory_summary.apply_async(queue="memory"))
+        data = self.wait(
+            followups.enqueue(followups.MEMORY_SUMMARY, [], queue="memory")
+        )
         counts = "  ".join(f"{k}={v}" for k, v in data["counts"].items())
         self.stdout.write(f"{counts}  total={data['total']}")
         for rule in data["rules"]:
             self.stdout.write(f"C {rule['id'][:8]} [{rule['space']}] {rule['content']}")
 
     def do_groups(self, space=None, **_):
-        for g in self.wait(memory_groups.apply_async(args=[space], queue="memory")):
+        for g in self.wait(
+            followups.enqueue(followups.MEMORY_GROUPS, [space], queue="memory")
+        ):
             p = g["potentials"]
             self.stdout.write(
                 f"{g['space']} | {g['entity']}  {g['counts']}  "
@@ -85,11 +88,13 @@ class Command(BaseCommand):
             raise CommandError(
                 "Give an id prefix; an empty prefix would forget everything."
             )
-        count = self.wait(memory_forget.apply_async(args=[id_prefix], queue="memory"))
+        count = self.wait(
+            followups.enqueue(followups.MEMORY_FORGET, [id_prefix], queue="memory")
+        )
         self.stdout.write(f"Forgot {count} Megram(s).")
 
     def do_dream(self, **_):
-        report = self.wait(dream.apply_async(queue="memory"))
+        report = self.wait(followups.enqueue(followups.DREAM, [], queue="memory"))
         self.stdout.write(
             f"deleted={report['deleted']} demoted={report['demoted']} "
             f"promoted={report['promoted']}"

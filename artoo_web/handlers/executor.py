@@ -1,7 +1,8 @@
 """R3 ⇄ R4a on the bus: one effector task per SubTask runs the fast loop.
 
-SubTasks of a later sequence group are held (left undelivered) until the
-dispatcher releases their group; outputs of earlier groups are injected then.
+SubTasks of a later sequence group are held by the dispatcher until their
+group is released; outputs of earlier groups are injected then. A Law 1
+approval waits here for the operator's decision (the Approval row).
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import os
 import socket
 import time
 
+from celery import current_task
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from artoo_web import bus, runtime
-from artoo_web.env import envint
+from artoo_web.handlers import dispatcher
 from artoo_web.models import Approval, ApprovalStatus, BusMessage, Run, RunStatus
 from roles import agent_validator, executor
 from roles.contracts import SubTask
@@ -29,80 +31,55 @@ log = logging.getLogger(__name__)
 APPROVAL_POLL_S = 0.2
 
 
-def approval_timeout_s() -> int:
-    return envint("ARTOO_APPROVAL_TIMEOUT_S", 300, minimum=1)
-
-
-@bus.handler("R3", "SubTask", self_committing=True)
 def run_subtask(msg: BusMessage) -> str:
+    """(R3, SubTask): run R3 ⇄ R4a and send the SubTaskOutcome to R4b."""
     subtask = SubTask.model_validate(msg.payload)
     run = Run.objects.get(id=msg.run_id)
-    fan = run.state.get("fanin", {})
     if run.is_terminal or msg.round != run.round:
         with bus.delivering(msg):
             return "stale"
-    if subtask.sequence > fan.get("released", 0):
-        if hold(msg, subtask):
+    fan = run.load_state().fanin_of(msg.round)
+    if fan is not None and not fan.is_released(subtask.sequence):
+        if dispatcher.hold(msg, subtask):
             return "held"
-        fan = Run.objects.get(id=msg.run_id).state.get("fanin", {})
+        fan = Run.objects.get(id=msg.run_id).load_state().fanin_of(msg.round)
     runtime.trace(
         run, "R3", "subtask_started", subtask_id=subtask.subtask_id, worker=worker()
     )
-    outcome = effect(run, msg, subtask, prior_outputs(fan, subtask.sequence))
+    prior = fan.matched_outputs() if fan is not None else ""
+    outcome = effect(run, msg, subtask, prior)
     with bus.delivering(msg) as fresh:
         if fresh:
             bus.send(run, "R4a", "R4b", "SubTaskOutcome", outcome, round=msg.round)
     return "delivered"
 
 
+def note_fast_loop(msg: BusMessage) -> None:
+    """(R4a, ExecutionResult | R3, CorrectionSignal): the record of the fast loop."""
+
+
+def note_decision(msg: BusMessage) -> None:
+    """(R3, ApprovalDecision): the waiting executor reads the Approval row."""
+
+
 def worker() -> str:
     """Return the Celery node running this task (which machine ran a subtask)."""
-    from celery import current_task
-
     hostname = getattr(getattr(current_task, "request", None), "hostname", None)
     return hostname or f"{socket.gethostname()}:{os.getpid()}"
-
-
-def hold(msg: BusMessage, subtask: SubTask) -> bool:
-    """Remember a held SubTask for the dispatcher; False if its group is released."""
-    with transaction.atomic():
-        run = Run.objects.select_for_update().get(id=msg.run_id)
-        fan = run.state.get("fanin", {})
-        if subtask.sequence <= fan.get("released", 0):
-            return False
-        held = fan.setdefault("held", {}).setdefault(str(subtask.sequence), [])
-        if msg.id not in held:
-            held.append(msg.id)
-            run.save(update_fields=["state", "updated_at"])
-        return True
-
-
-def prior_outputs(fan: dict, sequence: int) -> str:
-    """Return the outputs of earlier groups, to inject into this subtask's context."""
-    lines = []
-    for outcome in fan.get("outcomes", {}).values():
-        if outcome.get("status") == "matched" and outcome.get("output") not in (
-            None,
-            "",
-        ):
-            lines.append(
-                f"- {outcome.get('intent', '')}: {str(outcome['output'])[:2000]}"
-            )
-    return "\n".join(lines)
 
 
 def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
     """Run R3 ⇄ R4a for one subtask and return its SubTaskOutcome."""
     cancelled = runtime.canceller(run.id)
-    directive = run.state.get("directive") or {}
+    blocked_tools, blocked_targets = run.load_state().blocked()
     workspace = runtime.workspace_for(run)
     sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
     shared = runtime.shared_area(run.owner_id)
     toolbox = Toolbox(
         workspace,
         allowed_paths=[*settings.ARTOO_ALLOWED_PATHS, *([shared] if shared else [])],
-        blocked_tools=directive.get("blocked_tools", []),
-        blocked_targets=directive.get("blocked_targets", []),
+        blocked_tools=blocked_tools,
+        blocked_targets=blocked_targets,
         approve=lambda ask: wait_for_approval(run, subtask, ask, cancelled),
         cancelled=cancelled,
         shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
@@ -157,12 +134,6 @@ def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
     return outcome
 
 
-@bus.handler("R4a", "ExecutionResult")
-@bus.handler("R3", "CorrectionSignal")
-def note_fast_loop(msg: BusMessage) -> None:
-    """The effector acted on these in its fast loop; the messages are the record."""
-
-
 def wait_for_approval(run: Run, subtask: SubTask, ask: ApprovalAsk, cancelled) -> bool:
     """Ask the operator (Law 1) and wait; deny on timeout or cancel."""
     with transaction.atomic():
@@ -203,7 +174,7 @@ def wait_for_approval(run: Run, subtask: SubTask, ask: ApprovalAsk, cancelled) -
 
 
 def poll_decision(approval: Approval, started: float, cancelled) -> str:
-    deadline = started + approval_timeout_s()
+    deadline = started + settings.ARTOO_APPROVAL_TIMEOUT_S
     while True:
         status = Approval.objects.filter(id=approval.id).values_list(
             "status", flat=True

@@ -61,15 +61,15 @@ def recall_for(query: MemoryQuery) -> MemoryRecall:
     return recall.model_copy(update={"constraints": calibrate(recall).text})
 
 
-@bus.handler("R5", "MemoryQuery")
 def answer_query(msg: BusMessage) -> None:
+    """(R5, MemoryQuery): answer R2 with the calibration material."""
     recall = recall_for(MemoryQuery.model_validate(msg.payload))
     run = Run.objects.get(id=msg.run_id)
     bus.send(run, "R5", "R2", "MemoryRecall", recall, round=msg.round)
 
 
-@bus.handler("R5", "Megram")
 def write_megram(msg: BusMessage) -> None:
+    """(R5, Megram): store one unit of experience."""
     store().write(Megram.model_validate(msg.payload))
 
 

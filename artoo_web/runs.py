@@ -1,0 +1,202 @@
+"""A run's life from the outside: submit, answer, approve, cancel, and its end.
+
+Views, the API and the CLI call these; handlers call ``lock_current``,
+``finish`` and ``abandon``. Every decision about the run's course is a role's.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from artoo_web import bus, followups, redisconn, runtime, topics
+from artoo_web.models import (
+    Approval,
+    ApprovalStatus,
+    BusMessage,
+    Run,
+    RunStatus,
+    TraceEvent,
+)
+from artoo_web.summaries import usage_by_role
+from roles import ggs
+from roles.contracts import FinalResult
+
+log = logging.getLogger(__name__)
+
+CANCEL_FLAG_TTL_S = 86_400
+
+
+class Conflict(Exception):
+    """The run is not in a state that allows this operation."""
+
+
+def lock_current(run_id, round_: int | None = None) -> Run | None:
+    """Lock the run's row; return None when it ended or ``round_`` is stale.
+
+    The opening of every handler that changes a run: inside the caller's
+    transaction, so what it stores is consistent with what it read.
+    """
+    run = Run.objects.select_for_update().filter(id=run_id).first()
+    if run is None or run.is_terminal:
+        return None
+    if round_ is not None and run.round != round_:
+        return None
+    return run
+
+
+def submit(owner, raw_input: str) -> Run:
+    """Create a queued run and enqueue its first step on commit."""
+    with transaction.atomic():
+        run = Run.objects.create(owner=owner, raw_input=raw_input)
+        TraceEvent.objects.create(
+            run=run, role="User", kind="submitted", data={"chars": len(raw_input)}
+        )
+        transaction.on_commit(lambda: enqueue_start(run.id))
+    return run
+
+
+def enqueue_start(run_id) -> None:
+    """Enqueue a run's first step; if the broker is away, the sweeper retries."""
+    try:
+        followups.enqueue(followups.START_RUN, [str(run_id)])
+    except Exception:
+        log.warning(
+            "run %s: start not enqueued; the sweeper will", run_id, exc_info=True
+        )
+
+
+def restart_stalled(older_than_s: int) -> int:
+    """Re-enqueue runs whose first step was lost (an enqueue or a worker died)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    stalled = Run.objects.filter(
+        status__in=(RunStatus.QUEUED, RunStatus.PERCEIVING), updated_at__lt=cutoff
+    ).exclude(messages__type="ClarificationAnswer", messages__delivered_at=None)
+    count = 0
+    for run_id in stalled.values_list("id", flat=True)[:100]:
+        if not bus.is_leased(topics.perception_lease_key(run_id)):
+            followups.enqueue(followups.START_RUN, [str(run_id)])
+            count += 1
+    return count
+
+
+def answer_clarification(run: Run, answer: str) -> BusMessage:
+    """Send the user's answer to R1; an empty answer means proceed."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=run.id)
+        if run.status != RunStatus.NEEDS_INPUT:
+            raise Conflict("This run is not waiting for an answer.")
+        state = run.load_state()
+        state.clarifications.append((state.question, answer))
+        state.question = ""
+        run.keep_state(state)
+        run.status = RunStatus.PERCEIVING
+        run.save(update_fields=["status", "state", "updated_at"])
+        return bus.send(
+            run,
+            "User",
+            "R1",
+            "ClarificationAnswer",
+            {"answer": answer, "round": len(state.clarifications)},
+        )
+
+
+def decide_approval(run: Run, approval_id, decision: str, user) -> Approval:
+    """Record the operator's decision on a pending approval of this run."""
+    if decision not in ("approve", "deny"):
+        raise ValueError("decision must be 'approve' or 'deny'")
+    with transaction.atomic():
+        approval = (
+            Approval.objects.select_for_update().filter(run=run, id=approval_id).first()
+        )
+        if approval is None:
+            raise Approval.DoesNotExist("No such approval for this run.")
+        if approval.status != ApprovalStatus.PENDING:
+            raise Conflict(f"This approval was already {approval.status}.")
+        approval.status = (
+            ApprovalStatus.APPROVED if decision == "approve" else ApprovalStatus.DENIED
+        )
+        approval.decided_by = user
+        approval.decided_at = timezone.now()
+        approval.save()
+        bus.send(
+            run,
+            "User",
+            "R3",
+            "ApprovalDecision",
+            {"approval_id": str(approval.id), "decision": decision},
+        )
+    return approval
+
+
+def cancel(run: Run) -> FinalResult:
+    """Cancel a run: stop its work, deny its approvals, record the FinalResult."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=run.id)
+        if run.is_terminal:
+            raise Conflict(f"The run is already {run.status}.")
+        Approval.objects.filter(run=run, status=ApprovalStatus.PENDING).update(
+            status=ApprovalStatus.DENIED, decided_at=timezone.now()
+        )
+        final = abandon(
+            run,
+            "Cancelled by the operator before the run finished.",
+            "cancelled",
+            RunStatus.CANCELLED,
+        )
+        transaction.on_commit(lambda: raise_cancel_flag(run.id))
+    return final
+
+
+def raise_cancel_flag(run_id) -> None:
+    try:
+        redisconn.client().set(topics.cancel_key(run_id), "1", ex=CANCEL_FLAG_TTL_S)
+    except Exception:
+        log.warning("cancel flag for run %s not set in Redis", run_id, exc_info=True)
+
+
+def abandon(run: Run, summary: str, rationale: str, status: str) -> FinalResult:
+    """End a locked run from outside the loop with GGS's abandon FinalResult."""
+    final = ggs.forced_abandon(
+        ggs.GGSState.from_dict(run.ggs_state or {}),
+        run.task_id or "run",
+        summary,
+        rationale,
+        run.load_state().loss,
+    )
+    finish(run, final, status)
+    bus.send(run, "R7", "User", "FinalResult", final)
+    return final
+
+
+def finish(run: Run, final: FinalResult, status: str) -> None:
+    """Store the FinalResult and the cost per role on the run, and end it."""
+    state = run.load_state()
+    state.cost_by_role = usage_by_role(run)
+    run.keep_state(state)
+    run.final_result = final.model_dump(mode="json")
+    run.directive = final.directive
+    run.status = status
+    run.finished_at = timezone.now()
+    run.save()
+    transaction.on_commit(lambda: runtime.discard_sandbox_state(run.id))
+
+
+def give_up(msg: BusMessage, error: str, attempts: int) -> None:
+    """End a run whose handler keeps failing: the error becomes its FinalResult."""
+    with transaction.atomic():
+        BusMessage.objects.filter(id=msg.id).update(delivered_at=timezone.now())
+        run = lock_current(msg.run_id)
+        if run is None:
+            return
+        run.error = error
+        abandon(
+            run,
+            f"Abandoned: {msg.recipient} could not handle {msg.type} "
+            f"after {attempts} attempts ({error}).",
+            "handler error",
+            RunStatus.FAILED,
+        )
