@@ -33,8 +33,7 @@ from artoo_web.auditlog import (
     EventSource,
 )
 from artoo_web.models import BusMessage
-from roles.auditor import Auditor
-from roles.auditor_rules import AuditConfig, is_audit_query
+from roles.auditor import AuditConfig, Auditor, is_audit_query
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from roles import routes
-from roles.auditor import Auditor
-from roles.auditor_rules import AuditConfig, is_audit_query
+from roles.auditor import AuditConfig, Auditor, is_audit_query
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -225,7 +224,7 @@ def test_final_result_drops_the_runs_counters(bus):
     bus.send("SubTask", "R2", subtask_id="s1")
     directive(bus, "break_symmetry", d=0.5)
     bus.send("FinalResult", "R7", task_id="t", directive="abandon")
-    assert bus.auditor.runs == {} and bus.auditor.subtasks == {}
+    assert bus.auditor.state.runs == {} and bus.auditor.state.subtasks == {}
     assert directive(bus, "break_symmetry", d=0.5).anomaly == "none"
     assert bus.auditor.tick(sent + timedelta(seconds=1000)) == []
 

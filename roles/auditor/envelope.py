@@ -1,4 +1,4 @@
-"""The Auditor's thresholds, envelope parsing and per-role failure definitions.
+"""Bus envelopes as the Auditor reads them: parsing, times, numbers, the route check.
 
 A bus envelope is the dict the bus publishes, e.g.::
 
@@ -8,36 +8,11 @@ A bus envelope is the dict the bus publishes, e.g.::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from roles import routes
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    """Detection thresholds; the defaults are the reference's and the design's.
-
-    ``role_drift_min_outcomes`` applies to both the window and the baseline, so a
-    role needs that many outcome messages in each before its rates are compared;
-    ``role_drift_min_failures`` keeps one or two failures from raising an alarm.
-    """
-
-    drift_corrections: int = 5
-    grad_l_threshold: float = 0.1
-    thrash_rounds: int = 2
-    fanin_deadline_s: float = 300.0
-    role_drift_factor: int = 2
-    role_drift_min_outcomes: int = 5
-    role_drift_min_failures: int = 3
-    max_listed: int = 100
-
-    def __post_init__(self) -> None:
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"AuditConfig.{field.name} must be > 0, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -113,47 +88,6 @@ def boundary_detail(env: Envelope) -> str | None:
     if routes.is_on_route(env.type, env.sender, env.recipient):
         return None
     return f"unexpected {env.sender}→{env.recipient} for {env.type}"
-
-
-def gap_trend(grad_l: float, threshold: float) -> str:
-    """Return ``improving``, ``worsening`` or ``stable`` for a loss gradient."""
-    if grad_l < -threshold:
-        return "improving"
-    if grad_l > threshold:
-        return "worsening"
-    return "stable"
-
-
-def role_outcome(env: Envelope) -> tuple[str, bool] | None:
-    """Return (role, failed) when the message is one of a role's outcomes.
-
-    A role's outcomes and failures, the basis of role drift:
-
-    - R1: TaskSpec or ClarificationRequest; failure = asking for clarification.
-    - R2: DispatchManifest; failure = a manifest with no subtasks (no plan).
-    - R3: ExecutionResult; failure = status ``failed``.
-    - R4a: SubTaskOutcome; failure = status ``failed``.
-    - R4b: OutcomeSummary or ReplanRequest; failure = a ReplanRequest.
-    - R5: MemoryRecall; failure = memory unavailable.
-    - R7: FinalResult; failure = directive ``abandon``.
-    """
-    payload = env.payload
-    match env.type:
-        case "TaskSpec" | "ClarificationRequest":
-            return "R1", env.type == "ClarificationRequest"
-        case "DispatchManifest":
-            return "R2", not payload.get("subtask_ids")
-        case "ExecutionResult":
-            return "R3", payload.get("status") == "failed"
-        case "SubTaskOutcome":
-            return "R4a", payload.get("status") == "failed"
-        case "OutcomeSummary" | "ReplanRequest":
-            return "R4b", env.type == "ReplanRequest"
-        case "MemoryRecall":
-            return "R5", payload.get("available") is False
-        case "FinalResult":
-            return "R7", payload.get("directive") == "abandon"
-    return None
 
 
 def is_audit_query(envelope: dict[str, Any] | Envelope) -> bool:

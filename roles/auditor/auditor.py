@@ -10,20 +10,19 @@ caller stores the events and delivers the reports to the operator.
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from roles.auditor_checks import AuditRules, Finding
-from roles.auditor_rules import (
-    AuditConfig,
+from roles.auditor.checks import Finding, apply_rules
+from roles.auditor.config import AuditConfig
+from roles.auditor.envelope import (
     Envelope,
     boundary_detail,
     parse_envelope,
     parse_time,
 )
-from roles.auditor_state import TRENDS, Manifest, RunState, Window
+from roles.auditor.state import TRENDS, AuditState, Manifest, Window
 from roles.contracts import (
     AuditEvent,
     AuditReport,
@@ -40,7 +39,7 @@ def _uuid() -> str:
     return uuid.uuid4().hex
 
 
-class Auditor(AuditRules):
+class Auditor:
     """Observe bus envelopes, flag anomalies, and keep the window statistics."""
 
     def __init__(
@@ -53,12 +52,12 @@ class Auditor(AuditRules):
         """Start a window at ``started_at`` (or at the first envelope seen)."""
         self.config = config or AuditConfig()
         self.ids = id_factory
-        self.window = Window(started_at=started_at)
-        self.runs: dict[str, RunState] = {}
-        # subtask id -> (run key, message id) of the SubTask that dispatched it.
-        self.subtasks: dict[str, tuple[str, int]] = {}
-        self.history_outcomes: Counter[str] = Counter()
-        self.history_failures: Counter[str] = Counter()
+        self.state = AuditState(Window(started_at=started_at))
+
+    @property
+    def window(self) -> Window:
+        """Return the current report window."""
+        return self.state.window
 
     def observe(self, envelope: dict[str, Any]) -> AuditEvent:
         """Return the AuditEvent recording one bus envelope."""
@@ -71,7 +70,7 @@ class Auditor(AuditRules):
         findings: list[Finding] = []
         if detail := boundary_detail(env):
             findings.append(("boundary_violation", detail))
-        findings.extend(self.apply_rules(env))
+        findings.extend(apply_rules(self.state, self.config, env))
         if env.type == "FinalResult" and boundary_detail(env) is None:
             self._forget_run(env.run or "")
         for kind, detail in findings:
@@ -82,7 +81,7 @@ class Auditor(AuditRules):
         """Return a fanin_incomplete event for each round overdue at ``now``."""
         now = parse_time(now)
         events = []
-        for run_key, state in self.runs.items():
+        for run_key, state in self.state.runs.items():
             for manifest in list(state.manifests):
                 missing = [s for s in manifest.subtask_ids if s not in state.outcomes]
                 age = (now - manifest.at).total_seconds()
@@ -132,9 +131,9 @@ class Auditor(AuditRules):
 
     def start_window(self, now: datetime) -> None:
         """Fold the window's role rates into the baseline and open a new window."""
-        self.history_outcomes.update(self.window.role_outcomes)
-        self.history_failures.update(self.window.role_failures)
-        self.window = Window(started_at=parse_time(now))
+        self.state.history_outcomes.update(self.window.role_outcomes)
+        self.state.history_failures.update(self.window.role_failures)
+        self.state.window = Window(started_at=parse_time(now))
 
     def is_idle(self) -> bool:
         """Return True when the window has nothing worth reporting."""
@@ -142,14 +141,7 @@ class Auditor(AuditRules):
 
     def snapshot(self) -> dict[str, Any]:
         """Return the whole state as JSON data, for ``restore``."""
-        return {
-            "version": STATE_VERSION,
-            "window": self.window.to_json(),
-            "runs": {key: state.to_json() for key, state in self.runs.items()},
-            "subtasks": {sid: list(where) for sid, where in self.subtasks.items()},
-            "history_outcomes": dict(self.history_outcomes),
-            "history_failures": dict(self.history_failures),
-        }
+        return {"version": STATE_VERSION, **self.state.to_json()}
 
     @classmethod
     def restore(
@@ -163,18 +155,14 @@ class Auditor(AuditRules):
         if state.get("version") != STATE_VERSION:
             raise ValueError(f"unknown auditor state version {state.get('version')!r}")
         auditor = cls(config, id_factory=id_factory)
-        auditor.window = Window.from_json(state["window"])
-        auditor.runs = {k: RunState.from_json(v) for k, v in state["runs"].items()}
-        auditor.subtasks = {sid: (r, m) for sid, (r, m) in state["subtasks"].items()}
-        auditor.history_outcomes = Counter(state["history_outcomes"])
-        auditor.history_failures = Counter(state["history_failures"])
+        auditor.state = AuditState.from_json(state)
         return auditor
 
     def _forget_run(self, run_key: str) -> None:
-        state = self.runs.pop(run_key, None)
+        state = self.state.runs.pop(run_key, None)
         if state is not None:
             for sid in state.subtask_ids:
-                self.subtasks.pop(sid, None)
+                self.state.subtasks.pop(sid, None)
 
     def _record(self, kind: str, detail: str) -> None:
         w, cap = self.window, self.config.max_listed

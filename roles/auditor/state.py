@@ -1,8 +1,9 @@
 """The Auditor's state: the report window, per-run trackers, and their JSON form.
 
-The whole state round-trips through ``to_json``/``from_json`` so the Auditor
-process can persist it with its cursor and resume after a restart without
-counting anything twice.
+``AuditState`` holds all of it; the detection rules (``roles.auditor.checks``)
+are given it explicitly. The whole state round-trips through
+``to_json``/``from_json`` so the Auditor process can persist it with its cursor
+and resume after a restart without counting anything twice.
 """
 
 from __future__ import annotations
@@ -152,3 +153,37 @@ class Window:
         for name in TALLIES:
             setattr(window, name, Counter(data[name]))
         return window
+
+
+@dataclass
+class AuditState:
+    """Everything the Auditor carries from one envelope to the next."""
+
+    window: Window = field(default_factory=Window)
+    runs: dict[str, RunState] = field(default_factory=dict)
+    # subtask id -> (run key, message id) of the SubTask that dispatched it.
+    subtasks: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Role outcomes and failures of the closed windows: the role drift baseline.
+    history_outcomes: Counter[str] = field(default_factory=Counter)
+    history_failures: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the whole state as JSON data."""
+        return {
+            "window": self.window.to_json(),
+            "runs": {key: state.to_json() for key, state in self.runs.items()},
+            "subtasks": {sid: list(where) for sid, where in self.subtasks.items()},
+            "history_outcomes": dict(self.history_outcomes),
+            "history_failures": dict(self.history_failures),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AuditState:
+        """Return the whole state from its JSON form."""
+        return cls(
+            window=Window.from_json(data["window"]),
+            runs={k: RunState.from_json(v) for k, v in data["runs"].items()},
+            subtasks={sid: (r, m) for sid, (r, m) in data["subtasks"].items()},
+            history_outcomes=Counter(data["history_outcomes"]),
+            history_failures=Counter(data["history_failures"]),
+        )
