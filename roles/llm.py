@@ -24,7 +24,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from roles import budget
 from roles.jsonparse import JSONExtractError, describe_error, parse_as, strip_think
+from roles.llmcaps import Capabilities
 from roles.llmconfig import (
     Endpoint,
     LLMConfigError,
@@ -151,8 +153,21 @@ class LLMClient:
 
     @property
     def tool_protocol(self) -> str:
-        """Return ``native`` or ``json`` (``ARTOO_TOOL_PROTOCOL``)."""
-        return self.settings.tool_protocol
+        """Return the tool protocol: ``ARTOO_TOOL_PROTOCOL``, or when that is
+        ``auto`` the one discovered for this endpoint (``native`` at first)."""
+        if self.settings.tool_protocol != "auto":
+            return self.settings.tool_protocol
+        return self.caps.tools
+
+    @property
+    def caps(self) -> Capabilities:
+        """Return what this endpoint is known to honour (shared per process)."""
+        return self._transport.caps
+
+    @property
+    def discovers_tools(self) -> bool:
+        """Return True when the tool protocol may switch by itself (``auto``)."""
+        return self.settings.tool_protocol == "auto"
 
     def check_cancelled(self) -> None:
         """Raise LLMCancelled when the run has been cancelled."""
@@ -165,18 +180,33 @@ class LLMClient:
         *,
         tools: Sequence[ToolSpec] = (),
         json_mode: bool = False,
+        schema: Mapping[str, Any] | None = None,
+        mode: str = "",
     ) -> ChatReply:
-        """Send one chat-completions request (with retries) and return the turn."""
-        sent = [dict(m) for m in messages]
+        """Send one chat-completions request (with retries) and return the turn.
+
+        ``schema`` asks for schema-constrained JSON (``json_schema``), degrading
+        to ``json_object`` and then to prompt-only where the endpoint refuses;
+        ``json_mode`` asks for ``json_object`` at most. The prompt is fitted to
+        the endpoint's context window first.
+        """
+        window = self.caps.context_tokens
+        sent = budget.fit(messages, window)
         started = self._clock()
         options: dict[str, Any] = {}
         if tools:
             options["tools"] = [t.as_openai() for t in tools]
-        completion, attempts = self._transport.create(
-            sent, options, json_mode=json_mode and self.settings.json_mode
+        if window:
+            options["max_tokens"] = budget.reply_reserve(window)
+        wanted = None
+        if self.settings.json_mode and (schema is not None or json_mode):
+            wanted = "json_schema" if schema is not None else "json_object"
+        completion, attempts, used = self._transport.create(
+            sent, options, wanted=wanted, schema=schema
         )
         elapsed_ms = int(round((self._clock() - started) * 1000))
-        return self._to_reply(completion, sent, elapsed_ms, attempts)
+        mode = mode or ("tools:native" if tools else f"format:{used or 'none'}")
+        return self._to_reply(completion, sent, elapsed_ms, attempts, mode)
 
     def complete_text(self, messages: Sequence[Message]) -> tuple[str, Usage]:
         """Return the reply's text without reasoning blocks, and its usage."""
@@ -191,7 +221,8 @@ class LLMClient:
         One repair request quoting the error follows an unusable reply; a second
         failure raises LLMOutputError.
         """
-        reply = self.chat(messages, json_mode=True)
+        schema = reply_schema(model_cls)
+        reply = self.chat(messages, schema=schema)
         try:
             return parse_as(reply.content, model_cls), reply.usage
         except (JSONExtractError, ValidationError) as err:
@@ -204,7 +235,7 @@ class LLMClient:
             },
             {"role": "user", "content": REPAIR_PROMPT.format(problem=problem)},
         ]
-        second = self.chat(repair, json_mode=True)
+        second = self.chat(repair, schema=schema)
         usage = reply.usage + second.usage
         try:
             return parse_as(second.content, model_cls), usage
@@ -220,7 +251,12 @@ class LLMClient:
             ) from None
 
     def _to_reply(
-        self, completion: Any, sent: list[dict], elapsed_ms: int, attempts: int
+        self,
+        completion: Any,
+        sent: list[dict],
+        elapsed_ms: int,
+        attempts: int,
+        mode: str = "text",
     ) -> ChatReply:
         choices = getattr(completion, "choices", None) or []
         if not choices:
@@ -240,6 +276,8 @@ class LLMClient:
         usage = getattr(completion, "usage", None)
         prompt = getattr(usage, "prompt_tokens", 0) or 0
         made = getattr(usage, "completion_tokens", 0) or 0
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", 0) or 0
         model = getattr(completion, "model", None) or self.endpoint.model
         record = CallRecord(
             role=self.role,
@@ -252,6 +290,8 @@ class LLMClient:
             tool_calls=tuple((c.name, c.arguments) for c in calls),
             attempts=attempts,
             cost_usd=self.settings.prices.cost(model, prompt, made),
+            mode=mode,
+            cached_tokens=cached if isinstance(cached, int) else 0,
         )
         return ChatReply(content, calls, choices[0].finish_reason, Usage((record,)))
 
@@ -264,6 +304,11 @@ class LLMClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def reply_schema(model_cls: type[BaseModel]) -> dict[str, Any]:
+    """Return the JSON schema a reply of ``model_cls`` is decoded against."""
+    return model_cls.model_json_schema()
 
 
 def client_for(

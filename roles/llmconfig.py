@@ -9,7 +9,9 @@ own to the ``OPENAI_*`` key of the same name, so one endpoint can serve both::
 Tuning: ``ARTOO_LLM_TIMEOUT_S`` (read timeout, default 120), ``ARTOO_LLM_RETRIES``
 (retries after the first attempt, default 4), ``ARTOO_LLM_BACKOFF_S`` (first
 backoff, default 0.5), ``ARTOO_LLM_JSON_MODE`` (``on``/``off``, default on),
-``ARTOO_TOOL_PROTOCOL`` (``native``/``json``) and ``ARTOO_PRICES`` (JSON,
+``ARTOO_TOOL_PROTOCOL`` (``auto``, default: discovered per endpoint;
+``native``/``schema``/``json`` force one), ``ARTOO_CONTEXT_TOKENS`` (the context
+window; default: asked of the endpoint) and ``ARTOO_PRICES`` (JSON,
 ``{"model": {"input": usd_per_million, "output": usd_per_million}}``).
 """
 
@@ -31,7 +33,8 @@ ROLE_TIERS = {
 }
 TIER_PREFIXES = {"brain": "BRAIN", "tool": "TOOL"}
 ENDPOINT_KEYS = ("BASE_URL", "API_KEY", "MODEL")
-ToolProtocol = Literal["native", "json"]
+ToolProtocol = Literal["auto", "native", "schema", "json"]
+TOOL_PROTOCOLS = ("auto", "native", "schema", "json")
 
 
 class LLMConfigError(ValueError):
@@ -104,9 +107,12 @@ class LLMSettings:
     backoff_max_s: float = 30.0
     retry_after_max_s: float = 120.0
     json_mode: bool = True
-    tool_protocol: ToolProtocol = "native"
+    tool_protocol: ToolProtocol = "auto"
     prices: PriceTable = field(default_factory=PriceTable)
     cancel_poll_s: float = 0.05
+    # The endpoint's context window in tokens; 0: ask the endpoint (llama.cpp's
+    # /props), else send unbudgeted.
+    context_tokens: int = 0
 
 
 def tier_of(role: str) -> str:
@@ -173,10 +179,11 @@ def is_configured(env: Mapping[str, str]) -> bool:
 
 def load_settings(env: Mapping[str, str]) -> LLMSettings:
     """Return the ``ARTOO_LLM_*`` settings; raise LLMConfigError on bad values."""
-    protocol = _value(env, "ARTOO_TOOL_PROTOCOL") or "native"
-    if protocol not in ("native", "json"):
+    protocol = _value(env, "ARTOO_TOOL_PROTOCOL") or "auto"
+    if protocol not in TOOL_PROTOCOLS:
         raise LLMConfigError(
-            f"ARTOO_TOOL_PROTOCOL must be 'native' or 'json', got {protocol!r}"
+            f"ARTOO_TOOL_PROTOCOL must be one of {', '.join(TOOL_PROTOCOLS)}, "
+            f"got {protocol!r}"
         )
     prices = _value(env, "ARTOO_PRICES")
     return LLMSettings(
@@ -186,6 +193,9 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         json_mode=_flag(env, "ARTOO_LLM_JSON_MODE", True),
         tool_protocol=protocol,  # type: ignore[arg-type]
         prices=PriceTable.from_json(prices) if prices else PriceTable(),
+        context_tokens=int(
+            _number(env, "ARTOO_CONTEXT_TOKENS", 0, minimum=0, integer=True)
+        ),
     )
 
 

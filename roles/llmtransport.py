@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import openai
 
+from roles import llmcaps
 from roles.llmconfig import Endpoint, LLMSettings
 
 JSON_MODE = {"type": "json_object"}
-
-# Endpoints (base URL, model) that rejected response_format; shared by every
-# client of the process so the rejection costs one request, not one per call.
-_NO_JSON_MODE: set[tuple[str, str]] = set()
-_NO_JSON_MODE_LOCK = threading.Lock()
+PROPS_TIMEOUT_S = 3.0
 
 
 class LLMError(RuntimeError):
@@ -63,6 +61,10 @@ class CallRecord:
     tool_calls: tuple[tuple[str, str], ...] = ()
     attempts: int = 1
     cost_usd: float | None = None
+    # How the reply was constrained: "tools:native", "tools:schema",
+    # "tools:json", "format:json_schema", "format:json_object" or "text".
+    mode: str = "text"
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,33 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-class _JsonModeRejected(Exception):
-    pass
+class _FormatRejected(Exception):
+    def __init__(self, kind: str):
+        super().__init__(kind)
+        self.kind = kind
+
+
+def discover_context(base_url: str) -> int | None:
+    """Return the context window an endpoint reports (llama.cpp: /props), or None."""
+    root = base_url.rstrip("/")
+    root = root[: -len("/v1")] if root.endswith("/v1") else root
+    if not root.startswith(("http://", "https://")):
+        return None
+    try:
+        # The scheme is checked above: only http(s) endpoints are asked.
+        props = urllib.request.urlopen(  # noqa: S310
+            f"{root}/props", timeout=PROPS_TIMEOUT_S
+        )
+        with props as reply:
+            data = json.loads(reply.read(1_000_000))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    settings = data.get("default_generation_settings")
+    value = (settings if isinstance(settings, dict) else {}).get("n_ctx")
+    value = value or data.get("n_ctx")
+    return value if isinstance(value, int) and value > 0 else None
 
 
 class Transport:
@@ -150,6 +177,12 @@ class Transport:
         self._is_cancelled = is_cancelled
         self._sleep = sleep
         self._rand = rand
+        self.caps = llmcaps.capabilities(
+            endpoint.base_url,
+            endpoint.model,
+            context_tokens=settings.context_tokens,
+            discover=discover_context,
+        )
         self._sdk = openai.OpenAI(
             base_url=endpoint.base_url,
             api_key=endpoint.api_key,
@@ -161,26 +194,37 @@ class Transport:
         )
 
     def create(
-        self, messages: list[dict], options: Mapping[str, Any], *, json_mode: bool
-    ) -> tuple[Any, int]:
-        """Return ``(completion, attempts)``; raise LLMError or LLMCancelled."""
-        key = (self.endpoint.base_url, self.endpoint.model)
-        with _NO_JSON_MODE_LOCK:
-            json_mode = json_mode and key not in _NO_JSON_MODE
-        try:
-            return self._with_retries(messages, options, json_mode)
-        except _JsonModeRejected:
-            with _NO_JSON_MODE_LOCK:
-                _NO_JSON_MODE.add(key)
-            completion, attempts = self._with_retries(messages, options, False)
-            return completion, attempts + 1
+        self,
+        messages: list[dict],
+        options: Mapping[str, Any],
+        *,
+        wanted: str | None = None,
+        schema: Mapping[str, Any] | None = None,
+    ) -> tuple[Any, int, str | None]:
+        """Return ``(completion, attempts, format used)``; raise LLMError or
+        LLMCancelled. ``wanted`` is the strongest response_format to try
+        (``json_schema`` needs ``schema``); rejected formats are remembered for
+        the endpoint and the request is sent again with the next weaker one."""
+        extra_attempts = 0
+        while True:
+            kind = self.caps.best_format(wanted) if wanted else None
+            if kind == "json_schema" and schema is None:
+                kind = self.caps.best_format("json_object")
+            try:
+                completion, attempts = self._with_retries(
+                    messages, options, _response_format(kind, schema)
+                )
+                return completion, attempts + extra_attempts, kind
+            except _FormatRejected as rejected:
+                self.caps.reject_format(rejected.kind)
+                extra_attempts += 1
 
     def close(self) -> None:
         """Close the HTTP client; a request in flight fails in its thread."""
         self._sdk.close()
 
     def _with_retries(
-        self, messages: list[dict], options: Mapping[str, Any], json_mode: bool
+        self, messages: list[dict], options: Mapping[str, Any], fmt: dict | None
     ) -> tuple[Any, int]:
         budget = self.settings.max_retries + 1
         last: _Retryable | None = None
@@ -188,7 +232,7 @@ class Transport:
             self._raise_if_cancelled()
             try:
                 return self._guarded(
-                    lambda: self._request(messages, options, json_mode)
+                    lambda: self._request(messages, options, fmt)
                 ), attempt
             except LLMError as err:
                 err.attempts = attempt
@@ -208,15 +252,15 @@ class Transport:
         )
 
     def _request(
-        self, messages: list[dict], options: Mapping[str, Any], json_mode: bool
+        self, messages: list[dict], options: Mapping[str, Any], fmt: dict | None
     ) -> Any:
-        extra = {"response_format": JSON_MODE} if json_mode else {}
+        extra = {"response_format": fmt} if fmt else {}
         try:
             return self._sdk.chat.completions.create(
                 model=self.endpoint.model, messages=messages, **options, **extra
             )
         except openai.APIStatusError as err:
-            raise self._classify(err, json_mode) from None
+            raise self._classify(err, fmt) from None
         except openai.APITimeoutError:
             raise _Retryable(
                 None, f"no reply within {self.settings.read_timeout_s:g} s (timeout)"
@@ -228,10 +272,15 @@ class Transport:
         except (json.JSONDecodeError, openai.APIResponseValidationError) as err:
             raise _Retryable(200, f"malformed response body: {err}") from None
 
-    def _classify(self, err: openai.APIStatusError, json_mode: bool) -> Exception:
+    def _classify(self, err: openai.APIStatusError, fmt: dict | None) -> Exception:
         status, detail = err.status_code, _detail(err)
-        if status == 400 and json_mode and "response_format" in detail.lower():
-            return _JsonModeRejected()
+        lowered = detail.lower()
+        if (
+            status in (400, 422)
+            and fmt
+            and any(w in lowered for w in ("response_format", "json_schema", "schema"))
+        ):
+            return _FormatRejected(fmt["type"])
         if status in (408, 409, 429) or status >= 500:
             return _Retryable(status, detail, _retry_after(err.response.headers))
         return LLMError(
@@ -312,4 +361,15 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
             continue
         if seconds >= 0:
             return seconds
+    return None
+
+
+def _response_format(kind: str | None, schema: Mapping[str, Any] | None) -> dict | None:
+    if kind == "json_schema" and schema is not None:
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": dict(schema)},
+        }
+    if kind == "json_object":
+        return dict(JSON_MODE)
     return None

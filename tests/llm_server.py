@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from roles import llmcaps
+
 ANY_ROLE = None
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 
@@ -113,9 +115,18 @@ def _as_tool_calls(calls: Any) -> tuple[ToolCallSpec, ...]:
 class ScriptedLLMServer:
     """Serve scripted chat completions on ``127.0.0.1`` in a background thread."""
 
-    def __init__(self, *, model: str = "scripted-model", api_key: str = "sk-test"):
+    def __init__(
+        self,
+        *,
+        model: str = "scripted-model",
+        api_key: str = "sk-test",
+        context_tokens: int | None = None,
+    ):
         self.model = model
         self.api_key = api_key
+        # Like llama.cpp's server: reported on /props, and a request whose prompt
+        # (estimated at 4 characters a token) exceeds it is answered with 400.
+        self.context_tokens = context_tokens
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._queues: dict[str | None, deque[Step]] = defaultdict(deque)
@@ -234,6 +245,9 @@ class ScriptedLLMServer:
 
     def start(self) -> ScriptedLLMServer:
         """Bind a free port and serve in a daemon thread."""
+        # A new server may get a port an earlier one had: forget what the
+        # client learned about endpoints (tool protocol, formats, window).
+        llmcaps.forget_all()
         handler = type("Handler", (_Handler,), {"script": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
@@ -337,6 +351,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(
                 200, {"object": "list", "data": [{"id": self.script.model}]}
             )
+        elif self.path.rstrip("/") == "/props" and self.script.context_tokens:
+            n_ctx = self.script.context_tokens
+            self._send_json(200, {"default_generation_settings": {"n_ctx": n_ctx}})
         else:
             self._send_error(404, f"no route {self.path}")
 
@@ -353,6 +370,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         request = RecordedRequest(path=self.path, headers=headers, body=body)
+        window = self.script.context_tokens
+        prompt = _estimate_usage(request, Step())[0]
+        if window and prompt > window:
+            with self.script._lock:
+                self.script._requests.append(request)
+            self._send_error(
+                400,
+                f"the request exceeds the available context size ({prompt} > "
+                f"{window} tokens)",
+            )
+            return
         step = self.script._next_step(request)
         if step is None:
             self._send_error(

@@ -125,7 +125,8 @@ def test_settings_default_to_documented_values():
     assert settings.connect_timeout_s == 10.0
     assert settings.max_retries == 4
     assert settings.json_mode is True
-    assert settings.tool_protocol == "native"
+    assert settings.tool_protocol == "auto"
+    assert settings.context_tokens == 0
 
 
 def test_price_table_computes_cost_per_million_tokens():

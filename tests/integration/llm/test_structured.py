@@ -42,11 +42,13 @@ def test_hazardous_reply_yields_the_intended_object(llm_server, content):
     assert usage.calls[0].response == content
 
 
-def test_json_mode_is_requested(llm_server):
+def test_a_schema_constrained_reply_is_requested(llm_server):
     llm_server.reply("R4a", '{"verdict": "matched"}')
     with client_for("R4a", llm_server.env()) as llm:
         llm.complete_json(ASK, Verdict)
-    assert llm_server.requests[0].response_format == {"type": "json_object"}
+    asked = llm_server.requests[0].response_format
+    assert asked["type"] == "json_schema"
+    assert asked["json_schema"]["schema"] == Verdict.model_json_schema()
 
 
 def test_json_mode_can_be_switched_off(llm_server):
@@ -63,23 +65,41 @@ def test_plain_text_requests_do_not_ask_for_json_mode(llm_server):
     assert llm_server.requests[0].response_format is None
 
 
+def test_endpoint_rejecting_json_schema_gets_json_mode_and_it_is_remembered(
+    llm_server,
+):
+    llm_server.fault("R4a", status=400, message="json_schema is not supported")
+    llm_server.default_reply('{"verdict": "matched"}', role="R4a")
+    # A model name of its own keeps the process-wide memory out of other tests.
+    env = llm_server.env(OPENAI_MODEL="model-without-json-schema")
+    with client_for("R4a", env) as llm:
+        verdict, usage = llm.complete_json(ASK, Verdict)
+    with client_for("R4a", env) as llm:
+        llm.complete_json(ASK, Verdict)
+    kinds = [(r.response_format or {}).get("type") for r in llm_server.requests]
+    assert kinds == ["json_schema", "json_object", "json_object"]
+    assert verdict.verdict == "matched"
+    assert usage.calls[0].attempts == 2
+    assert usage.calls[0].mode == "format:json_object"
+
+
 def test_endpoint_rejecting_response_format_is_asked_again_without_it_and_remembered(
     llm_server,
 ):
-    llm_server.fault(
-        "R4a", status=400, message="Unsupported parameter: 'response_format'"
-    )
+    for _ in range(2):
+        llm_server.fault(
+            "R4a", status=400, message="Unsupported parameter: 'response_format'"
+        )
     llm_server.default_reply('{"verdict": "matched"}', role="R4a")
-    # A model name of its own keeps the process-wide memory out of other tests.
     env = llm_server.env(OPENAI_MODEL="model-without-json-mode")
     with client_for("R4a", env) as llm:
         verdict, usage = llm.complete_json(ASK, Verdict)
     with client_for("R4a", env) as llm:
         llm.complete_json(ASK, Verdict)
-    formats = [r.response_format for r in llm_server.requests]
-    assert formats == [{"type": "json_object"}, None, None]
+    kinds = [(r.response_format or {}).get("type") for r in llm_server.requests]
+    assert kinds == ["json_schema", "json_object", None, None]
     assert verdict.verdict == "matched"
-    assert usage.calls[0].attempts == 2
+    assert usage.calls[0].attempts == 3
 
 
 def test_other_400s_are_not_mistaken_for_a_json_mode_rejection(llm_server):
