@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from roles.contracts import (
-    Contract,
     Criterion,
     CriterionVerdict,
     DispatchManifest,
@@ -34,10 +33,12 @@ from roles.contracts import (
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.planner_prompts import output_text
+from roles.schemas import Reply
 
 __all__ = ["MetaResult", "evaluate"]
 
 MAX_REPLANS = 3
+_BOOL = TypeAdapter(bool)
 OUTPUT_CHARS = 4000
 UNVERIFIED = "the merged result is verified against the task"
 
@@ -65,8 +66,12 @@ class MetaResult:
     usage: Usage | None = None
 
 
-class CriterionResult(Contract):
-    """The model's judgement of one task criterion."""
+class CriterionResult(Reply):
+    """The model's judgement of one task criterion.
+
+    A ``met`` or ``verdict`` that is not a yes/no answer ("partially") reads as
+    no judgement, which never passes.
+    """
 
     criterion: str = ""
     met: bool | None = None
@@ -74,13 +79,29 @@ class CriterionResult(Contract):
     failure_class: str | None = None
     evidence: str = ""
 
+    @field_validator("met", mode="before")
+    @classmethod
+    def _yes_or_no(cls, value: Any) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        try:
+            return _BOOL.validate_python(value)
+        except ValidationError:
+            return None
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _pass_or_fail(cls, value: Any) -> Any:
+        text = value.strip().lower() if isinstance(value, str) else value
+        return text if text in ("pass", "fail") else None
+
     @property
     def passed(self) -> bool:
         """Return True only on an explicit pass."""
         return self.met is True or (self.met is None and self.verdict == "pass")
 
 
-class MetaReply(Contract):
+class MetaReply(Reply):
     """The model's verdict on the merged result."""
 
     verdict: Literal["accept", "replan"]

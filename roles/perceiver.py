@@ -24,11 +24,12 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from roles.contracts import Constraints, Contract, TaskSpec
+from roles.contracts import Constraints, TaskSpec
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.offline_roles import offline_answer, offline_spec
 from roles.perceiver_rules import derive_task_id, is_conversational, task_id_for
+from roles.schemas import Reply, normalise_fields
 
 __all__ = ["Perception", "SessionEntry", "is_conversational", "perceive"]
 
@@ -88,7 +89,7 @@ class Perception:
     usage: Usage | None = None
 
 
-class PerceiverReply(Contract):
+class PerceiverReply(Reply):
     """The model's reply: a task specification or a clarifying question."""
 
     needs_clarification: bool = False
@@ -99,8 +100,12 @@ class PerceiverReply(Contract):
 
     @field_validator("constraints", mode="before")
     @classmethod
-    def _null_constraints(cls, value: Any) -> Any:
-        return {} if value is None else value
+    def _no_constraints(cls, value: Any) -> Any:
+        # Null, "" and [] say "no constraints"; a bare string could be either
+        # the scope or the deadline, so it is left for validation to refuse.
+        if value is None or value == "" or value == []:
+            return {}
+        return normalise_fields(Constraints, value)
 
     @model_validator(mode="after")
     def _task_or_question(self) -> PerceiverReply:
