@@ -1,4 +1,7 @@
-"""The shapes of model replies that are accepted.
+"""The shapes of model replies: the schema asked for and the shapes accepted.
+
+``reply_schema`` gives a reply model's JSON schema for an OpenAI
+``response_format`` of type ``json_schema`` (llama.cpp's server honours it).
 
 ``Reply`` is the base of the reply models. Before validation it mends what
 small models write where the meaning is unambiguous, field by field:
@@ -22,6 +25,10 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, model_validator
 
 from roles.contracts import CHECK_TYPES, Contract, criterion_fields
+
+DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
+# Docstrings are written for engineers; in a prompt they only cost tokens.
+DROPPED_KEYWORDS = frozenset({"title", "description"})
 
 
 class Reply(Contract):
@@ -137,3 +144,41 @@ def _allows_none(info: Any) -> bool:
     if get_origin(annotation) in (Union, types.UnionType):
         return type(None) in get_args(annotation)
     return annotation is Any or annotation is None
+
+
+def reply_schema(model_cls: type[BaseModel]) -> dict[str, Any]:
+    """Return ``model_cls``'s JSON schema for a ``json_schema`` response format.
+
+    The ``$defs`` are inlined (a reply model is not recursive; a recursive one
+    raises ValueError) and titles and descriptions dropped, so the schema is one
+    self-contained object; pass it as ``{"type": "json_schema", "json_schema":
+    {"name": …, "schema": reply_schema(PlanReply)}}``.
+    """
+    schema = model_cls.model_json_schema()
+    defs = schema.pop("$defs", {})
+    return _inline(schema, defs, ())
+
+
+def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, defs, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.removeprefix("#/$defs/")
+        if name in seen:
+            raise ValueError(f"the schema of {name} is recursive")
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return _inline({**defs[name], **rest}, defs, (*seen, name))
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in DROPPED_KEYWORDS:
+            continue
+        if key in DATA_KEYWORDS:
+            out[key] = value
+        elif key == "properties":
+            out[key] = {n: _inline(s, defs, seen) for n, s in value.items()}
+        else:
+            out[key] = _inline(value, defs, seen)
+    return out
