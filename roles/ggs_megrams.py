@@ -12,6 +12,7 @@ from datetime import datetime
 
 from roles.contracts import Megram, SubTaskOutcome
 from roles.evidence import ToolCall, parse_evidence
+from roles.ggs_output import dedupe
 
 CONTENT_LIMIT = 500
 
@@ -67,7 +68,7 @@ def terminal_content(
 ) -> str:
     """Return the content of a terminal Megram: tools used and the result or gap."""
     wanted = "failed" if state == "abandon" else "matched"
-    entries = _dedupe(
+    entries = dedupe(
         f"{call.tool}:{call.target}" if call.target else call.tool
         for _, call in calls_of(o for o in outcomes if o.status == wanted)
     )
@@ -113,10 +114,6 @@ def action_megrams(
             )
         )
     return megrams
-
-
-def _dedupe(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(v for v in values if v))
 
 
 def negative_feedback(
