@@ -45,6 +45,10 @@ from roles.llmtransport import (
     as_cancel_check,
 )
 
+# The facade: callers import every LLM name from here, never from
+# roles.llmtransport or roles.llmconfig. Those modules define the errors and
+# records they raise and build (LLMError, LLMCancelled, Usage, CallRecord,
+# LLMConfigError) because importing them from here would be a cycle.
 __all__ = [
     "CallRecord",
     "ChatReply",
