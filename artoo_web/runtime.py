@@ -196,6 +196,8 @@ def record_usage(run: Run, role: str, usage, kind: str = "llm_call") -> None:
                 "model": call.model,
                 "prompt_tokens": call.prompt_tokens,
                 "completion_tokens": call.completion_tokens,
+                "cached_tokens": call.cached_tokens,
+                "mode": call.mode,
                 "cost_usd": call.cost_usd,
                 "messages": [dict(m) for m in call.messages],
                 "response": call.response,

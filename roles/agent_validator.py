@@ -33,10 +33,16 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
+from roles.evidence import parse_evidence
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.tools import head_tail
 
+NO_EVIDENCE = "the executor's claimed output is not evidence"
+NO_EVIDENCE_TODO = (
+    "Call a tool (shell, read_file, glob …) whose output shows the answer and "
+    "report what it returned; an answer that no tool result shows is never accepted."
+)
 ENVIRONMENTAL = re.compile(
     r"(permission denied|no such file|not found|not exist|connection refused|"
     r"timed? ?out|network error|command not found|\[LAW1\])",
@@ -195,9 +201,32 @@ def failed_outcome(
     return outcome, gap
 
 
+def unsupported(result: ExecutionResult) -> str:
+    """Return why a result has no evidence, or "" when a tool call succeeded.
+
+    A refused, failed or denied call (``ERROR: …``, ``[LAW1] …``) is no
+    evidence of anything; a shell command that exited non-zero is (it ran).
+    """
+    calls = [c for c in map(parse_evidence, result.tool_calls) if c is not None]
+    if not calls:
+        return "no tool was called"
+    if all(c.output.lstrip().startswith(("ERROR:", "[LAW1]")) for c in calls):
+        return "no tool call succeeded"
+    return ""
+
+
 def _judge(subtask, result, criteria, model, workspace, today) -> _Judged:
     known: dict[int, CriterionVerdict] = {}
+    missing = unsupported(result) if result.status != "failed" else ""
     for index, criterion in enumerate(criteria):
+        if missing and criterion.mode == "verifiable":
+            verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}")
+            if missing == "no tool was called":
+                verdict.failure_class = "environmental"
+            known[index] = verdict
+    for index, criterion in enumerate(criteria):
+        if index in known:
+            continue
         if criterion.check is not None:
             check = evaluate_check(criterion.check, result, workspace=workspace)
             known[index] = _verdict(criterion, check.passed, check.evidence)
@@ -317,6 +346,8 @@ def _stop_reason(result: ExecutionResult, judged: _Judged, infrastructure: bool)
 
 
 def _explain(first: CriterionVerdict, reply: ValidatorReply | None) -> tuple[str, str]:
+    if NO_EVIDENCE in first.evidence:
+        return first.evidence, NO_EVIDENCE_TODO
     wrong = (reply.what_was_wrong if reply else "") or (
         f"criterion {first.criterion!r} failed: {first.evidence}"
     )

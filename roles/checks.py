@@ -111,8 +111,8 @@ def _output_contains(check, result, _workspace) -> CheckResult:
     want = _param(check, "value", str)
     for where, text in _texts(result):
         if want in text:
-            return CheckResult(
-                True, f"{where} contains {want!r}: {_around(text, want)}"
+            return _shown(
+                result, where, want, f"{where} contains {want!r}: {_around(text, want)}"
             )
     head = _quote(output_text(result.output))
     return CheckResult(False, f"{want!r} not found in the output ({head}) or evidence")
@@ -127,9 +127,32 @@ def _output_matches(check, result, _workspace) -> CheckResult:
     for where, text in _texts(result):
         match = regex.search(text)
         if match:
-            return CheckResult(True, f"{where} matches /{pattern}/: {match.group(0)!r}")
+            found = match.group(0)
+            return _shown(
+                result, where, found, f"{where} matches /{pattern}/: {found!r}"
+            )
     head = _quote(output_text(result.output))
     return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
+
+
+def _shown(result: ExecutionResult, where: str, found: str, said: str) -> CheckResult:
+    """Pass a match in the executor's claim only when a tool output shows it too.
+
+    The claimed output is not evidence: a value the model wrote that no tool
+    returned (an invented count, a made-up file name) fails the check.
+    """
+    if where != "output" or found.strip() in evidence_text(result):
+        return CheckResult(True, said)
+    return CheckResult(
+        False,
+        f"the claimed output has {found!r} but no tool output shows it; the claim "
+        "is not evidence",
+    )
+
+
+def evidence_text(result: ExecutionResult) -> str:
+    """Return every tool output of the result's evidence, joined."""
+    return "\n".join(text for where, text in _texts(result) if where != "output")
 
 
 def _file_exists(check, _result, workspace: Path) -> CheckResult:

@@ -27,6 +27,12 @@ from roles.toolloop import ToolError, run_tool_loop
 from roles.tools import Toolbox, ToolRecord, head_tail
 
 STATUSES = ("completed", "uncertain", "failed")
+# The final answer, where an endpoint decodes replies against a schema.
+FINAL_SCHEMA = {
+    "type": "object",
+    "properties": {"status": {"enum": list(STATUSES)}, "output": {}},
+    "required": ["status", "output"],
+}
 RESULT_CAP = 100_000
 PRIOR_CAP = 4000
 PREVIOUS_CALLS = 10
@@ -116,6 +122,7 @@ def _run_model(messages, model, toolbox: Toolbox, max_turns: int):
             toolbox.specs(),
             _RepeatGuard(toolbox.call),
             max_turns=max_turns,
+            final_schema=FINAL_SCHEMA,
         )
     except _Stuck as stuck:
         return "failed", str(stuck), None, metered.usage, ""

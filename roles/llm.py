@@ -44,6 +44,7 @@ from roles.llmtransport import (
     Usage,
     as_cancel_check,
 )
+from roles.schemas import reply_schema
 
 # The facade: callers import every LLM name from here, never from
 # roles.llmtransport or roles.llmconfig. Those modules define the errors and
@@ -308,11 +309,6 @@ class LLMClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def reply_schema(model_cls: type[BaseModel]) -> dict[str, Any]:
-    """Return the JSON schema a reply of ``model_cls`` is decoded against."""
-    return model_cls.model_json_schema()
 
 
 def client_for(

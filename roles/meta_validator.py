@@ -15,6 +15,7 @@ The third ReplanRequest of a run recommends ``abandon`` (maxReplans = 3).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
+from roles.evidence import parse_evidence
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.planner_prompts import output_text
@@ -38,6 +40,10 @@ from roles.schemas import Reply
 __all__ = ["MetaResult", "evaluate"]
 
 MAX_REPLANS = 3
+# What a merge may not state unless a subtask showed it: numbers, paths, files.
+FACT = re.compile(
+    r"(?<![\w.])(?:\d+(?:\.\d+)?|[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z]\w{0,4})(?![\w])"
+)
 _BOOL = TypeAdapter(bool)
 OUTPUT_CHARS = 4000
 UNVERIFIED = "the merged result is verified against the task"
@@ -192,6 +198,35 @@ class _Replan:
         )
 
 
+def grounded(merged: Any, outcomes: Sequence[SubTaskOutcome]) -> Any:
+    """Return the model's merge when every fact it states is in the subtasks'
+    outputs or evidence; else the subtasks' own outputs (they passed R4a).
+
+    Facts are numbers and path-like words: what a small model invents.
+    """
+    own = "\n".join(t for t in (output_text(o.output) for o in outcomes) if t)
+    if merged is None or merged == "":
+        return own
+    text = merged if isinstance(merged, str) else json.dumps(merged, default=str)
+    sources = "\n".join([own, *(e for o in outcomes for e in o.tool_calls)])
+    if all(fact in sources for fact in FACT.findall(text)):
+        return merged
+    return own
+
+
+def evidence_note(outcomes: Sequence[SubTaskOutcome], limit: int = 3) -> str:
+    """Return "Evidence: …" naming the first successful tool calls of the round."""
+    named = []
+    for entry in (e for o in outcomes for e in o.tool_calls):
+        call = parse_evidence(entry)
+        if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
+            continue
+        named.append(f"{call.tool} `{call.target}`" if call.target else call.tool)
+        if len(named) == limit:
+            break
+    return f"Evidence: {'; '.join(named)}." if named else ""
+
+
 def _gap(failed: Sequence[SubTaskOutcome]) -> str:
     reasons = [(o.failure_reason or "").strip() or o.subtask_id for o in failed]
     return "; ".join(reasons) or f"{len(failed)} subtask(s) failed"
@@ -212,10 +247,9 @@ def _verify(
     verdicts = [_verdict(c, i, results, keys) for i, c in enumerate(criteria)]
     failing = [v for v in verdicts if v.verdict == "fail"]
     if reply.verdict == "accept" and not failing:
-        merged = reply.merged_output
-        if merged is None or merged == "":
-            merged = "\n".join(output_text(o.output) for o in replan.outcomes)
+        merged = grounded(reply.merged_output, replan.outcomes)
         summary = reply.summary.strip() or "All task criteria are met."
+        summary = f"{summary} {evidence_note(replan.outcomes)}".strip()
         return MetaResult(replan.accept(summary, merged), usage)
     if not failing:
         # A replan verdict that names no failing criterion still needs D > 0.

@@ -108,6 +108,8 @@ def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> N
         runtime.record_usage(run, "R2", result.usage)
         injected = set(result.calibration.injected_sops if result.calibration else [])
         state.injected_sops = [sop for sop in recall.sops if sop.id in injected]
+        if result.notes:
+            runtime.trace(run, "R2", "plan_notes", round=run.round, notes=result.notes)
         if result.calibration is not None:
             runtime.trace(
                 run,

@@ -7,6 +7,7 @@ The roles' replies are scripted by name: a subtask whose intent starts with
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -62,20 +63,30 @@ def judge(request) -> str:
     )
 
 
+CALLS = itertools.count(1)
+
+
 def execute(request) -> Step | str:
-    """Call glob once when asked to, then report completion."""
-    if "glob-step" in text_of(request) and not any(
-        m.get("role") == "tool" for m in request.messages
-    ):
-        return Step(tool_calls=(_glob(),))
+    """Call a tool once (glob when asked to, else echo), then report completion.
+
+    Each command is new, so no call runs into a target GGS blocked earlier.
+    """
     marker = next((w for w in text_of(request).split() if w.startswith("out-")), "done")
+    if not any(m.get("role") == "tool" for m in request.messages):
+        offered = [t["function"]["name"] for t in request.tools or ()]
+        if "glob-step" in text_of(request) and "glob" in offered:
+            return Step(tool_calls=(_call("glob", {"pattern": "*.txt"}),))
+        if "shell" in offered:
+            command = f"echo {marker} {next(CALLS)}"
+            return Step(tool_calls=(_call("shell", {"command": command}),))
+        return Step(tool_calls=(_call(offered[0], {"pattern": f"*{next(CALLS)}"}),))
     return json.dumps({"status": "completed", "output": f"result of {marker}"})
 
 
-def _glob():
+def _call(name: str, arguments: dict):
     from tests.llm_server import ToolCallSpec
 
-    return ToolCallSpec(name="glob", arguments={"pattern": "*.txt"}, id="call_1")
+    return ToolCallSpec(name=name, arguments=arguments, id="call_1")
 
 
 def plan(*intents: str, sequences: list[int] | None = None) -> str:
@@ -247,3 +258,19 @@ def test_followed_sop_gets_negative_feedback_when_its_round_fails(
     assert feedback[0].round == 0
     assert (feedback[0].payload["space"], feedback[0].payload["sigma"]) == (space, -1.0)
     memory_worker.store().forget(rule.id)
+
+
+def test_an_answer_invented_without_tools_is_never_accepted(celery_worker, user, model):
+    """The executor states a file name it never looked up; R4a and R4b would take it."""
+    invented = json.dumps({"status": "completed", "output": "parse_config.py"})
+    model.responder(lambda request: invented, role="R3")
+    model.default_reply(plan("ok-step find the file"), role="R2")
+    run = finished(runs.submit(user, "which file defines parse_config?"), timeout=90)
+    assert run.status == "failed"
+    assert run.final_result["directive"] == "abandon"
+    assert "accept" not in " ".join(transitions(run))
+    outcomes = BusMessage.objects.filter(run=run, type="SubTaskOutcome")
+    assert outcomes and all(m.payload["status"] == "failed" for m in outcomes)
+    verdicts = [v for m in outcomes for v in m.payload["criteria_verdicts"]]
+    assert all("claimed output is not evidence" in v["evidence"] for v in verdicts)
+    assert {v["failure_class"] for v in verdicts} == {"environmental"}

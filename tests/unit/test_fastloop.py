@@ -6,6 +6,7 @@ import pytest
 
 from roles.agent_validator import validate
 from roles.contracts import Criterion, ExecutionResult, SubTask
+from roles.evidence import format_evidence
 from roles.executor import Execution
 from roles.fastloop import run_fast_loop
 from roles.llm import LLMCancelled
@@ -36,7 +37,13 @@ class Script:
         output = self.outputs.pop(0)
         if isinstance(output, BaseException):
             raise output
-        result = ExecutionResult(subtask_id="s1", status="completed", output=output)
+        # What the tool showed is the evidence; the output repeats it.
+        shown = format_evidence(
+            "shell", {"command": "greet"}, f"[exit code 0]\n{output}"
+        )
+        result = ExecutionResult(
+            subtask_id="s1", status="completed", output=output, tool_calls=[shown]
+        )
         return Execution(result, None, [])
 
 

@@ -6,6 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from roles.llm import LLMError, LLMOutputError, client_for
+from roles.schemas import reply_schema
 
 ASK = [
     {"role": "system", "content": "Reply with JSON."},
@@ -48,7 +49,7 @@ def test_a_schema_constrained_reply_is_requested(llm_server):
         llm.complete_json(ASK, Verdict)
     asked = llm_server.requests[0].response_format
     assert asked["type"] == "json_schema"
-    assert asked["json_schema"]["schema"] == Verdict.model_json_schema()
+    assert asked["json_schema"]["schema"] == reply_schema(Verdict)
 
 
 def test_json_mode_can_be_switched_off(llm_server):

@@ -1,0 +1,113 @@
+"""No accept without evidence: the executor's claim is checked against tool output."""
+
+from roles.agent_validator import NO_EVIDENCE_TODO, validate
+from roles.contracts import Criterion, ExecutionResult, SubTask
+from roles.evidence import format_evidence
+from roles.offline import OfflineModel
+
+COUNT = SubTask(
+    subtask_id="s1",
+    parent_task_id="t1",
+    intent="count the lines of data.txt",
+    success_criteria=[
+        Criterion(
+            criterion="the line count is reported",
+            check={"type": "output_matches", "pattern": r"\d+"},
+        ),
+        Criterion(criterion="it is the number of lines of data.txt"),
+    ],
+)
+
+
+def judged(result: ExecutionResult, tmp_path, attempt: int = 1):
+    return validate(
+        COUNT,
+        result,
+        model=OfflineModel(),
+        attempt=attempt,
+        trajectory=[],
+        workspace=tmp_path,
+    )
+
+
+def result(output, *calls) -> ExecutionResult:
+    return ExecutionResult(
+        subtask_id="s1", status="completed", output=output, tool_calls=list(calls)
+    )
+
+
+def wc(shown: str) -> str:
+    return format_evidence("shell", {"command": "wc -l data.txt"}, shown)
+
+
+def test_a_claim_without_any_tool_call_fails_every_verifiable_criterion(tmp_path):
+    validation = judged(result("636"), tmp_path)
+    assert validation.verdict == "retry"
+    assert [v.verdict for v in validation.verdicts] == ["fail", "fail"]
+    assert {v.failure_class for v in validation.verdicts} == {"environmental"}
+    assert all("no tool was called" in v.evidence for v in validation.verdicts)
+    assert validation.correction.what_to_do == NO_EVIDENCE_TODO
+
+
+def test_on_the_last_attempt_it_fails_the_subtask(tmp_path):
+    validation = judged(result("636"), tmp_path, attempt=2)
+    assert validation.verdict == "failed"
+    assert validation.outcome.status == "failed"
+
+
+def test_only_failed_calls_are_no_evidence_either(tmp_path):
+    refused = format_evidence("read_file", {"path": "/etc/x"}, "ERROR: outside")
+    validation = judged(result("636", refused), tmp_path)
+    assert all("no tool call succeeded" in v.evidence for v in validation.verdicts)
+
+
+def test_a_value_that_no_tool_output_shows_fails_the_check(tmp_path):
+    validation = judged(result("636", wc("[exit code 0]\n42 data.txt")), tmp_path)
+    check = validation.verdicts[0]
+    assert check.verdict == "fail"
+    assert "no tool output shows it" in check.evidence
+
+
+def test_a_value_a_tool_output_shows_passes(tmp_path):
+    validation = judged(result("42", wc("[exit code 0]\n42 data.txt")), tmp_path)
+    assert validation.verdict == "matched"
+
+
+def test_a_command_that_failed_is_still_evidence_of_what_happened(tmp_path):
+    shown = wc("[exit code 1]\nwc: data.txt: No such file or directory")
+    validation = judged(result("no such file", shown), tmp_path)
+    assert "not evidence" not in validation.verdicts[1].evidence
+
+
+def outcome(output: str, *calls: str):
+    from roles.contracts import SubTaskOutcome
+
+    return SubTaskOutcome(
+        subtask_id="s1",
+        parent_task_id="t1",
+        status="matched",
+        output=output,
+        tool_calls=list(calls),
+    )
+
+
+def test_a_merge_that_states_only_shown_facts_is_kept():
+    from roles.meta_validator import grounded
+
+    shown = outcome("42", wc("[exit code 0]\n42 data.txt"))
+    assert grounded("data.txt has 42 lines", [shown]) == "data.txt has 42 lines"
+
+
+def test_a_merge_that_invents_a_fact_gives_way_to_the_subtasks_outputs():
+    from roles.meta_validator import grounded
+
+    shown = outcome("b.py", format_evidence("shell", {"command": "grep -l x"}, "b.py"))
+    assert grounded("parse_config.py defines it (636 lines)", [shown]) == "b.py"
+
+
+def test_the_summary_names_its_evidence_and_skips_failed_calls():
+    from roles.meta_validator import evidence_note
+
+    refused = format_evidence("read_file", {"path": "/x"}, "ERROR: outside")
+    shown = outcome("42", refused, wc("[exit code 0]\n42 data.txt"))
+    assert evidence_note([shown]) == "Evidence: shell `wc -l data.txt`."
