@@ -4,7 +4,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test test-reliability browser-deps lint bench model clean
+.PHONY: run test test-reliability test-model browser-deps lint bench model clean
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,15 +25,20 @@ browser-deps:
 	fi
 
 run: $(STAMP)
-	$(VENV)/bin/python -m artoo_web.launcher run
+	$(VENV)/bin/python -m devtools.launcher run
 
 # The fast suite: unit, integration, websocket and browser tests.
 test: $(STAMP) browser-deps
-	$(VENV)/bin/python -m artoo_web.launcher test $(PYTEST_ARGS)
+	$(VENV)/bin/python -m devtools.launcher test $(PYTEST_ARGS)
+
+# The real-model tier: the local model (make model) and a private cluster run
+# prepared tasks with independent verifiers and print a table. Never in make test.
+test-model: $(STAMP)
+	$(VENV)/bin/python -m devtools.launcher test -m model -p no:cacheprovider -s tests/model $(PYTEST_ARGS)
 
 # Everything, including the reliability suite (real processes, faults, load).
 test-reliability: $(STAMP) browser-deps
-	$(VENV)/bin/python -m artoo_web.launcher test -m "reliability or not reliability" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m devtools.launcher test -m "not model" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -43,10 +48,11 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/ggs.py
 	$(VENV)/bin/python bench/memory.py
 	$(VENV)/bin/python bench/pipeline.py
+	$(VENV)/bin/python bench/sandbox.py
 
 # The local LLM (GGUF weights and llama-server), cached outside the checkout.
 model:
-	$(PYTHON) scripts/model.py
+	$(PYTHON) devtools/model.py
 
 clean:
 	rm -rf $(VENV) .artoo

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from artoo_web.cluster import Cluster  # noqa: E402
+from devtools.cluster import Cluster  # noqa: E402
 
 RECONNECT_S = 0.2
 WARM_UP_S = 2.0

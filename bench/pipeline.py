@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from artoo_web import launcher  # noqa: E402
-from artoo_web.cluster import Cluster  # noqa: E402
+from devtools import launcher  # noqa: E402
+from devtools.cluster import Cluster  # noqa: E402
 
 POLL_S = 0.005
 

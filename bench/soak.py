@@ -30,7 +30,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from artoo_web.cluster import Cluster  # noqa: E402
+from devtools.cluster import Cluster  # noqa: E402
 
 PROCESSES = ("web", "pipeline", "memory", "beat", "auditor")
 GROWTH_MB = 50

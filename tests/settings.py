@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from artoo_web import launcher
+from devtools import launcher
 
 _root = Path(__file__).resolve().parent.parent
 os.environ.setdefault("SECRET_KEY", "artoo-tests-only-not-secret")

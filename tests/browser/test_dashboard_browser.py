@@ -43,7 +43,7 @@ CREATE_USERS = "; ".join(
 def cluster(tmp_path_factory):
     from django.conf import settings
 
-    from artoo_web.cluster import Cluster
+    from devtools.cluster import Cluster
 
     env = {"REDIS_URL": settings.REDIS_URL, "ARTOO_OFFLINE_LATENCY_MS": "250"}
     with Cluster(

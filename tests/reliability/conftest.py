@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from artoo_web.cluster import Cluster
+from devtools.cluster import Cluster
 from tests.reliability.harness import Api, create_user, wait_for
 
 # Fast sweeper and quiet-enough logs for every cluster of this suite; each test

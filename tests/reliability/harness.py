@@ -20,7 +20,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
-from artoo_web.cluster import Cluster
+from devtools.cluster import Cluster
 from tests.conftest import wait_until
 
 TERMINAL = ("done", "failed", "cancelled")
@@ -360,7 +360,7 @@ def start_redis(data_dir, port: int | None = None):
     """
     import subprocess
 
-    from artoo_web import launcher
+    from devtools import launcher
 
     if port is None:
         return launcher.start_embedded_redis(data_dir)

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from artoo_web import launcher
+from devtools import launcher
 from tests.reliability.harness import (
     Api,
     Db,

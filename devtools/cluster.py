@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from artoo_web import launcher
+from devtools import launcher
 
 ROOT = launcher.ROOT
 READY_TIMEOUT_S = 60

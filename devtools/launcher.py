@@ -126,11 +126,31 @@ def base_env(data_dir: Path) -> dict:
     return env
 
 
+def start_local_model(env: dict, data_dir: Path):
+    """With ARTOO_MODEL=local, start llama-server and point every tier at it."""
+    choice = env.get("ARTOO_MODEL", "").strip().lower()
+    if choice in ("", "offline", "configured"):
+        return None
+    if choice != "local":
+        raise SystemExit(f"ARTOO_MODEL must be local or unset, not {choice!r}")
+    from devtools.localmodel import LocalModel, LocalModelMissing
+
+    local = LocalModel(data_dir)
+    try:
+        env.update(local.start())
+    except LocalModelMissing as missing:
+        raise SystemExit(f"artoo: {missing}") from None
+    print(f"artoo: local model {local.size} at {local.base_url} (log: {local.log})")
+    return local
+
+
 def run(data_dir: Path) -> int:
     env = base_env(data_dir)
     env.setdefault("SECRET_KEY", secret_key(data_dir))
     redis_proc = ensure_redis(env, data_dir, for_tests=False)
+    local = None
     try:
+        local = start_local_model(env, data_dir)
         manage(env, "migrate", "--no-input", "-v", "0")
         manage(env, "ensure_admin")
         checked = subprocess.run(
@@ -147,6 +167,8 @@ def run(data_dir: Path) -> int:
             # honcho got the same SIGINT from the terminal and stops its children.
             return honcho.wait()
     finally:
+        if local is not None:
+            local.stop()
         stop(redis_proc)
 
 
@@ -164,7 +186,7 @@ def test(data_dir: Path, pytest_args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="artoo_web.launcher")
+    parser = argparse.ArgumentParser(prog="devtools.launcher")
     parser.add_argument("command", choices=["run", "test"])
     parser.add_argument("args", nargs=argparse.REMAINDER)
     opts = parser.parse_args(argv)

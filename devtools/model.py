@@ -1,10 +1,10 @@
 """Install the project's local LLM: GGUF weights and a llama.cpp server.
 
-    python3 scripts/model.py [--size 1.5b|0.5b]   download, verify, build (idempotent)
-    python3 scripts/model.py --check              exit 0 when both are installed
-    python3 scripts/model.py --print-env          shell lines naming the files
-    python3 scripts/model.py --serve PORT         run llama-server in the foreground
-    python3 scripts/model.py --smoke-test         start it once and ask it two things
+    python3 devtools/model.py [--size 1.5b|0.5b]   download, verify, build (idempotent)
+    python3 devtools/model.py --check              exit 0 when both are installed
+    python3 devtools/model.py --print-env          shell lines naming the files
+    python3 devtools/model.py --serve PORT         run llama-server in the foreground
+    python3 devtools/model.py --smoke-test         start it once and ask it two things
 
 Everything lives in the cache directory, never in the checkout:
 ``$ARTOO_MODEL_CACHE``, else ``${XDG_CACHE_HOME:-$HOME/.cache}/artoo/model``.
@@ -668,7 +668,7 @@ def main(argv: list[str]) -> int:
     new_server = build_server(cache)
     if new_server or new_weights:
         report_smoke(smoke_test(cache, weights))
-    say("ready; `python3 scripts/model.py --print-env` names the files")
+    say("ready; `python3 devtools/model.py --print-env` names the files")
     return 0
 
 

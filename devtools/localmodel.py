@@ -1,0 +1,136 @@
+"""The local model as one more process: ``ARTOO_MODEL=local`` and ``make test-model``.
+
+``LocalModel(data_dir).start()`` starts the ``llama-server`` that ``make model``
+built, on a free local port with the verified weights, waits until it answers,
+and returns the environment that points every tier at it::
+
+    with LocalModel(data_dir) as local:
+        env.update(local.env)
+
+``ARTOO_MODEL_SIZE`` picks the weights (1.5b, 0.5b), ``ARTOO_LOCAL_CONTEXT`` the
+context window (default 8192 tokens), ``ARTOO_LOCAL_THREADS`` the threads.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from devtools import model as installer
+
+DEFAULT_CONTEXT = 8192
+# A 2-core machine serves one request at a time; a call may wait behind others.
+LLM_TIMEOUT_S = "900"
+
+
+class LocalModelMissing(RuntimeError):
+    """The weights or the server are not installed (``make model``)."""
+
+
+class LocalModel:
+    """Start, describe and stop one local llama-server."""
+
+    def __init__(self, data_dir: Path, size: str | None = None):
+        self.data_dir = Path(data_dir)
+        self.size = size or os.environ.get("ARTOO_MODEL_SIZE", "1.5b")
+        self.context = int(os.environ.get("ARTOO_LOCAL_CONTEXT", DEFAULT_CONTEXT))
+        self.threads = int(os.environ.get("ARTOO_LOCAL_THREADS", os.cpu_count() or 2))
+        self.cache = installer.cache_dir()
+        self.weights = installer.WEIGHTS[self.size]
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+        self.log = self.data_dir / "llama-server.log"
+
+    @property
+    def model_file(self) -> Path:
+        return self.cache / self.weights.filename
+
+    def require_installed(self) -> None:
+        """Raise LocalModelMissing with what to run when anything is missing."""
+        server = installer.server_built(self.cache)
+        weights = installer.weights_verified(self.weights, self.model_file, False)
+        if not (server and weights):
+            missing = [
+                what
+                for what, ok in (("llama-server", server), ("weights", weights))
+                if not ok
+            ]
+            raise LocalModelMissing(
+                f"the local model is not installed ({', '.join(missing)} missing "
+                f"in {self.cache}): run `make model` first"
+            )
+
+    def command(self) -> list[str]:
+        """Return the llama-server command line."""
+        return [
+            str(installer.server_path(self.cache)),
+            "-m",
+            str(self.model_file),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-a",
+            "local",
+            "-t",
+            str(self.threads),
+            "-c",
+            str(self.context),
+            "-np",
+            "1",
+            "--jinja",
+            "--no-webui",
+        ]
+
+    def start(self) -> dict[str, str]:
+        """Start the server, wait until it answers, and return its environment."""
+        self.require_installed()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = installer.free_port()
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            installer.wait_healthy(self.port, self.proc, self.log)
+        except installer.Failure as failure:
+            self.stop()
+            raise LocalModelMissing(str(failure)) from None
+        return self.env
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Return the variables that point every tier at this server."""
+        return {
+            "OPENAI_BASE_URL": self.base_url,
+            "OPENAI_API_KEY": "local",
+            "OPENAI_MODEL": "local",
+            "ARTOO_LLM_TIMEOUT_S": os.environ.get("ARTOO_LLM_TIMEOUT_S", LLM_TIMEOUT_S),
+        }
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+    def __enter__(self) -> LocalModel:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
