@@ -170,28 +170,6 @@ class MegramStore:
 
     # -- corrections and maintenance -----------------------------------------
 
-    def record_negative_feedback(
-        self, megram_id: str, content: str, now: datetime | None = None
-    ) -> Megram | None:
-        """Append a σ = −1 Megram that cancels a rule; None if it is unknown."""
-        if not isinstance(content, str):
-            raise TypeError("content must be a string")
-        with self._lock:
-            original = self.get(megram_id)
-            if original is None:
-                return None
-            feedback = Megram(
-                level=original.level,
-                space=original.space,
-                entity=original.entity,
-                content=content,
-                state="negative_feedback",
-                f=original.f,
-                sigma=-1.0,
-                k=original.k,
-            )
-            return self.write(feedback, now)
-
     def forget(self, id_prefix: str) -> int:
         """Delete every Megram whose id starts with ``id_prefix``; return the count."""
         if not isinstance(id_prefix, str) or not id_prefix:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import http.cookiejar
+import itertools
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 from devtools.cluster import Cluster
 from tests.conftest import wait_until
+from tests.llm_server import Step, ToolCallSpec
 
 TERMINAL = ("done", "failed", "cancelled")
 PASSWORD = "reliability-pass-123"
@@ -396,14 +398,21 @@ MATCHED = {
 ACCEPT = {"verdict": "accept", "summary": "done", "merged_output": "done"}
 
 
+COMMANDS = itertools.count(1)
+
+
+def look_then_complete(request):
+    """R3 that runs one shell command (its evidence), then reports completion."""
+    if not any(m.get("role") == "tool" for m in request.messages):
+        command = f"echo done {next(COMMANDS)}"
+        return Step(tool_calls=(ToolCallSpec("shell", {"command": command}),))
+    return json.dumps({"status": "completed", "output": "done"})
+
+
 def script_roles(llm, execute=None) -> None:
     """Script every role for a one-subtask run that succeeds (R3 by ``execute``)."""
-    completed = json.dumps({"status": "completed", "output": "done"})
     llm.default_reply(json.dumps(SPEC), role="R1")
     llm.default_reply(json.dumps(PLAN), role="R2")
-    if execute is None:
-        llm.default_reply(completed, role="R3")
-    else:
-        llm.responder(execute, role="R3")
+    llm.responder(execute or look_then_complete, role="R3")
     llm.default_reply(json.dumps(MATCHED), role="R4a")
     llm.default_reply(json.dumps(ACCEPT), role="R4b")

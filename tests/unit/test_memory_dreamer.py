@@ -7,6 +7,7 @@ import pytest
 
 from memory import DreamReport, MegramStore
 from roles.contracts import Megram
+from roles.ggs_megrams import negative_feedback
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 SPACE, ENTITY = "intent:deploy", "env:local"
@@ -125,7 +126,8 @@ def test_a_freshly_distilled_constraint_survives_the_next_pass(store):
 
 def test_negative_feedback_bankrupts_the_rule_it_answers(store):
     rule = store.write(megram(f=1.0, k=0.0, level="C", state="Best Practice"), T0)
-    store.record_negative_feedback(rule.id, "failed again", now=days(1))
+    (feedback,) = negative_feedback([rule], "change_path", "failed again")
+    store.write(feedback, days(1))
     assert store.dream(now=days(1)).demoted == 2
     # Each cancels the other, so both lose their timelessness and decay as K.
     assert store.get(rule.id).level == "K"

@@ -8,6 +8,7 @@ import pytest
 from memory import MegramStore
 from memory.potentials import derive_action
 from roles.contracts import Megram
+from roles.ggs_megrams import negative_feedback
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 SPACE, ENTITY = "intent:deploy", "env:local"
@@ -149,19 +150,12 @@ def test_queries_refuse_empty_tags_and_naive_times(store):
 def test_negative_feedback_cancels_a_rules_decision(store):
     rule = store.write(megram(1.0, 1.0, k=0.0, level="C", state="Best Practice"))
     assert store.query_mk(SPACE, ENTITY, now=T0).decision == pytest.approx(1.0)
-    fb = store.record_negative_feedback(rule.id, "rule failed in run 7", now=T0)
+    (fb,) = negative_feedback([rule], "change_path", "rule failed in run 7", now=T0)
+    fb = store.write(fb, T0)
     assert (fb.level, fb.space, fb.entity, fb.f, fb.k) == ("C", SPACE, ENTITY, 1, 0)
-    assert (fb.sigma, fb.state, fb.content) == (
-        -1.0,
-        "negative_feedback",
-        "rule failed in run 7",
-    )
+    assert (fb.sigma, fb.state) == (-1.0, "negative_feedback")
+    assert "rule failed in run 7" in fb.content
     assert store.get(fb.id) == fb
     p = store.query_mk(SPACE, ENTITY, now=days(30))
     assert p.decision == pytest.approx(0.0)
     assert p.action == "Caution"
-
-
-def test_negative_feedback_for_an_unknown_id_writes_nothing(store):
-    assert store.record_negative_feedback("nope", "x", now=T0) is None
-    assert store.summary().total == 0
