@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from artoo_web import runs, tokens
+from artoo_web import api_tokens, runs
 from artoo_web.forms import clean_task_text
 from artoo_web.models import Approval, BusMessage, Run
 from artoo_web.summaries import rounds_of, usage_by_role
@@ -41,7 +41,7 @@ def endpoint(*methods: str):
         @require_http_methods(list(methods))
         @functools.wraps(view)
         def inner(request: HttpRequest, *args, **kwargs):
-            user = tokens.authenticate(request.headers.get("Authorization", ""))
+            user = api_tokens.authenticate(request.headers.get("Authorization", ""))
             if user is None:
                 return error(
                     401, "A valid API token is required (Authorization: Bearer …)."

@@ -13,7 +13,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from artoo_web.routing import websocket_urlpatterns  # noqa: E402
+from artoo_web.ws_routes import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

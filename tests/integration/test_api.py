@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from artoo_web import bus, tokens
+from artoo_web import api_tokens, bus
 from artoo_web.models import Approval, Run
 
 pytestmark = pytest.mark.django_db
@@ -14,13 +14,13 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def auth(user):
-    _, secret = tokens.create(user)
+    _, secret = api_tokens.create(user)
     return {"Authorization": f"Bearer {secret}"}
 
 
 @pytest.fixture
 def other_auth(other_user):
-    _, secret = tokens.create(other_user)
+    _, secret = api_tokens.create(other_user)
     return {"Authorization": f"Bearer {secret}"}
 
 
@@ -43,10 +43,10 @@ def test_missing_or_bad_token_is_401(client):
 
 
 def test_revoked_token_stops_working(client, user):
-    row, secret = tokens.create(user)
+    row, secret = api_tokens.create(user)
     headers = {"Authorization": f"Bearer {secret}"}
     assert client.get("/api/runs", headers=headers).status_code == 200
-    assert tokens.revoke(row.prefix, user=user) == 1
+    assert api_tokens.revoke(row.prefix, user=user) == 1
     assert client.get("/api/runs", headers=headers).status_code == 401
 
 

@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from artoo_web import tokens
+from artoo_web import api_tokens
 
 
 class Command(BaseCommand):
@@ -17,9 +17,9 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"No user named {username!r}.")
         if revoke:
-            count = tokens.revoke(revoke, user=user)
+            count = api_tokens.revoke(revoke, user=user)
             self.stdout.write(f"Revoked {count} token(s) of {username}.")
             return
-        row, secret = tokens.create(user, name)
+        row, secret = api_tokens.create(user, name)
         self.stdout.write(secret)
         self.stderr.write(f"Token {row.prefix}… for {username}: shown once, store it.")
