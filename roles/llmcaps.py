@@ -8,7 +8,9 @@ Every client of one (base URL, model) shares one ``Capabilities``:
 - ``tools``: how tool calls travel, ``native`` (``tools``/``tool_calls``) until
   the endpoint answers a tool request with a call written as text, then
   ``schema`` (a ``json_schema`` whose ``anyOf`` has one branch per tool), or
-  ``json`` (prompt-only) where no schema is honoured;
+  ``json`` (prompt-only) where no schema is honoured; an endpoint never seen to
+  call a tool natively that answers a tool request without any call switches
+  too (a small model that ignores ``tools`` may answer instead of calling);
 - ``context_tokens``: the context window, from ``ARTOO_CONTEXT_TOKENS`` or the
   endpoint's ``/props`` (llama.cpp's server reports ``n_ctx``); 0 when unknown.
 
@@ -30,6 +32,8 @@ class Capabilities:
 
     formats: list[str] = field(default_factory=lambda: list(FORMATS))
     tools: str = "native"
+    # True once the endpoint answered with a native tool call.
+    native_seen: bool = False
     context_tokens: int | None = None
     events: list[str] = field(default_factory=list)
 

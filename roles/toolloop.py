@@ -176,18 +176,26 @@ def text_tool_call(text: str, known: Mapping[str, Any]) -> tuple[str, Any] | Non
 def _native_turn(loop: _Loop):
     convo = loop.convo
     reply = loop.client.chat(convo, tools=loop.tools)
-    if not reply.tool_calls:
-        written = text_tool_call(strip_think(reply.content), loop.known)
-        if written is None or not loop.client.discovers_tools:
-            return strip_think(reply.content), reply
-        # The endpoint ignores ``tools``: run the call it wrote, then constrain.
-        caps = loop.client.caps
+    caps = loop.client.caps
+    if reply.tool_calls:
+        caps.native_seen = True
+    else:
+        text = strip_think(reply.content)
+        written = text_tool_call(text, loop.known)
+        discovers = loop.client.discovers_tools
         better = "schema" if "json_schema" in caps.formats else "json"
-        caps.switch_tools(better, "the endpoint wrote a tool call as text")
-        name, args = written
-        loop.said(strip_think(reply.content), name, loop.run(name, args))
-        loop.use(better)
-        return None, reply
+        if discovers and written is not None:
+            # The endpoint ignores ``tools``: run the call it wrote, then constrain.
+            caps.switch_tools(better, "the endpoint wrote a tool call as text")
+            loop.said(text, written[0], loop.run(*written))
+            loop.use(better)
+            return None, reply
+        if discovers and not loop.calls and not caps.native_seen:
+            # Answered without looking: ask again where a call can be expressed.
+            caps.switch_tools(better, "the endpoint answered without calling a tool")
+            loop.use(better)
+            return None, reply
+        return text, reply
     convo.append(
         {
             "role": "assistant",

@@ -93,3 +93,28 @@ def test_without_a_window_nothing_is_cut(llm_server):
         assert llm.caps.context_tokens is None
     assert llm_server.requests[0].messages[0]["content"] == message["content"]
     assert "max_tokens" not in llm_server.requests[0].body
+
+
+def test_an_answer_without_any_call_is_asked_again_under_the_tool_schema(llm_server):
+    llm_server.reply("R3", '{"status": "completed", "output": "3 files"}')
+    llm_server.reply(
+        "R3", json.dumps({"name": "shell", "arguments": {"command": "ls"}})
+    )
+    llm_server.reply("R3", json.dumps({"name": "final_answer", "arguments": {"n": 3}}))
+    tools = FakeShell()
+    with client_for("R3", llm_server.env()) as llm:
+        result = run_tool_loop(llm, TASK, [SHELL], tools)
+        assert llm.tool_protocol == "schema"
+    assert tools.calls == [("shell", {"command": "ls"})]
+    assert json.loads(result.final_content) == {"n": 3}
+
+
+def test_an_endpoint_seen_calling_natively_keeps_its_protocol(llm_server):
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "ls"})])
+    llm_server.reply("R3", FINAL)
+    llm_server.reply("R3", FINAL)
+    with client_for("R3", llm_server.env()) as llm:
+        run_tool_loop(llm, TASK, [SHELL], FakeShell())
+        result = run_tool_loop(llm, TASK, [SHELL], FakeShell())
+        assert llm.tool_protocol == "native"
+    assert result.final_content == FINAL and len(llm_server.requests) == 3

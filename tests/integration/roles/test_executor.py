@@ -160,8 +160,12 @@ def test_running_out_of_turns_fails_with_a_clear_reason(llm_server, workspace):
 def test_an_unparseable_final_message_is_uncertain_with_the_raw_text(
     llm_server, workspace
 ):
-    llm_server.reply("R3", "I think there are three lines.")
+    # Answered without a tool call: the endpoint is asked again under the tool
+    # schema, and says the same.
+    llm_server.default_reply("I think there are three lines.", role="R3")
     result = run(llm_server, workspace).result
+    assert len(llm_server.requests_for("R3")) == 2
+    assert llm_server.requests_for("R3")[1].response_format["type"] == "json_schema"
     assert result.status == "uncertain"
     assert result.output == "I think there are three lines."
 
