@@ -334,7 +334,8 @@ def _stop_reason(result: ExecutionResult, judged: _Judged, infrastructure: bool)
     """Return why no retry may follow (Law 1 named first), or ""."""
     if infrastructure:
         return judged.stop
-    for text in [*result.tool_calls, output_text(result.output)]:
+    # Only a tool result says Law 1 denied something; the claim may echo it.
+    for text in result.tool_calls:
         at = text.find("[LAW1]")
         if at != -1:
             return f"Law 1: {text[at:].splitlines()[0]}"
