@@ -337,3 +337,16 @@ def test_unknown_mode_is_refused_rather_than_guessed():
 def test_one_next_move_is_still_too_few():
     with pytest.raises(ValidationError, match="next_moves"):
         NextMovesReply.model_validate({"next_moves": "try again"})
+
+
+def test_a_subtask_that_lost_the_users_path_gets_the_request_in_its_context():
+    from roles.contracts import SubTask
+    from roles.planner import anchor_request
+
+    request = "How many lines does /var/tmp/t/data.txt have?"
+    lost = SubTask(subtask_id="a", parent_task_id="t", intent="count the lines")
+    kept = SubTask(
+        subtask_id="b", parent_task_id="t", intent="wc -l /var/tmp/t/data.txt"
+    )
+    assert anchor_request(lost, request).context == f"The user's request: {request}"
+    assert anchor_request(kept, request) == kept
