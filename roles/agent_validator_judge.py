@@ -1,0 +1,165 @@
+"""R4a's verdict on each criterion of one attempt, before aggregation.
+
+The evidence rule comes first (a verifiable criterion with no successful tool
+call fails), then machine checks in code, then the model for the rest, each
+criterion on its own; the offline model passes them on the executor's status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roles.agent_validator_prompts import (
+    CriterionResult,
+    ValidatorReply,
+    build_messages,
+)
+from roles.checks import evaluate_check, output_text
+from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
+from roles.evidence import parse_evidence
+from roles.llm import LLMError, LLMOutputError, Usage
+from roles.offline import OfflineModel
+from roles.tools import head_tail
+
+NO_EVIDENCE = "the executor's claimed output is not evidence"
+QUOTE = 300
+
+
+@dataclass
+class Judged:
+    """The verdicts on one attempt's criteria, before they are aggregated."""
+
+    verdicts: list[CriterionVerdict]
+    usage: Usage | None = None
+    reply: ValidatorReply | None = None
+    stop: str = ""  # why no retry is possible, when that is known before judging
+
+
+def unsupported(result: ExecutionResult) -> str:
+    """Return why a result has no evidence, or "" when a tool call succeeded.
+
+    A refused, failed or denied call (``ERROR: …``, ``[LAW1] …``) is no
+    evidence of anything; a shell command that exited non-zero is (it ran).
+    """
+    calls = [c for c in map(parse_evidence, result.tool_calls) if c is not None]
+    if not calls:
+        return "no tool was called"
+    if all(c.output.lstrip().startswith(("ERROR:", "[LAW1]")) for c in calls):
+        return "no tool call succeeded"
+    return ""
+
+
+def judge(subtask, result, criteria, model, workspace, today) -> Judged:
+    """Return the verdict on each criterion: evidence rule, checks, model."""
+    known: dict[int, CriterionVerdict] = {}
+    missing = unsupported(result) if result.status != "failed" else ""
+    for index, criterion in enumerate(criteria):
+        if missing and criterion.mode == "verifiable":
+            verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}")
+            if missing == "no tool was called":
+                verdict.failure_class = "environmental"
+            known[index] = verdict
+    for index, criterion in enumerate(criteria):
+        if index in known:
+            continue
+        if criterion.check is not None:
+            check = evaluate_check(criterion.check, result, workspace=workspace)
+            known[index] = _verdict(criterion, check.passed, check.evidence)
+    rest = [i for i in range(len(criteria)) if i not in known]
+    if result.status == "failed":
+        said = f"the executor reported failure: {_quote(output_text(result.output))}"
+        known.update({i: _verdict(criteria[i], False, said) for i in rest})
+        return Judged(_ordered(known), stop=said)
+    if rest and isinstance(model, OfflineModel):
+        model.pause()
+        known.update({i: _by_status(criteria[i], result.status) for i in rest})
+    elif rest:
+        return _ask_model(subtask, result, criteria, rest, known, model, today)
+    return Judged(_ordered(known))
+
+
+def _ask_model(subtask, result, criteria, rest, known, model, today) -> Judged:
+    checked = [(criteria[i].criterion, known[i]) for i in sorted(known)]
+    asked = [criteria[i].criterion for i in rest]
+    messages = build_messages(subtask, result, asked, checked, today)
+    try:
+        reply, usage = model.complete_json(messages, ValidatorReply)
+    except LLMError as err:
+        reason = f"scoring error: {err}"
+        usage = err.usage if isinstance(err, LLMOutputError) else None
+        for index in rest:
+            known[index] = _verdict(criteria[index], False, reason)
+            known[index].failure_class = "environmental"
+        return Judged(_ordered(known), usage, stop=reason)
+    for index, answer in zip(rest, _match_answers(asked, reply), strict=True):
+        known[index] = _from_answer(criteria[index], answer)
+    return Judged(_ordered(known), usage, reply)
+
+
+def _ordered(verdicts: dict[int, CriterionVerdict]) -> list[CriterionVerdict]:
+    return [verdicts[i] for i in sorted(verdicts)]
+
+
+def _match_answers(
+    texts: list[str], reply: ValidatorReply
+) -> list[CriterionResult | None]:
+    """Pair each criterion with the model's result: by text, else by position."""
+    results = reply.criteria_results
+    by_text = {_norm(r.criterion): r for r in results if r.criterion}
+    paired = []
+    for position, text in enumerate(texts):
+        answer = by_text.get(_norm(text))
+        if answer is None and len(results) == len(texts):
+            answer = results[position]
+        paired.append(answer)
+    return paired
+
+
+def _from_answer(
+    criterion: Criterion, answer: CriterionResult | None
+) -> CriterionVerdict:
+    if answer is None:
+        return _verdict(criterion, False, "the validator gave no verdict for it")
+    evidence = answer.evidence or (
+        "met" if answer.met else "not met; no evidence given"
+    )
+    verdict = _verdict(criterion, answer.met, evidence)
+    if not answer.met:
+        verdict.failure_class = answer.failure_class or "logical"
+    return verdict
+
+
+def _by_status(criterion: Criterion, status: str) -> CriterionVerdict:
+    passed = status == "completed"
+    return _verdict(
+        criterion,
+        passed,
+        f"no machine check: {'passes' if passed else 'fails'} because the executor "
+        f"status is {status}",
+    )
+
+
+def _verdict(criterion: Criterion, passed: bool, evidence: str) -> CriterionVerdict:
+    return CriterionVerdict(
+        criterion=criterion.criterion,
+        mode=criterion.mode,
+        verdict="pass" if passed else "fail",
+        failure_class=None if passed else "logical",
+        evidence=evidence,
+    )
+
+
+def fail_all(criteria: list[Criterion], reason: str) -> Judged:
+    """Return every criterion failed for ``reason``, with no retry possible."""
+    verdicts = [_verdict(c, False, reason) for c in criteria]
+    for verdict in verdicts:
+        verdict.failure_class = "environmental"
+    return Judged(verdicts, stop=reason)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _quote(text: str) -> str:
+    return head_tail(text.strip(), QUOTE)
