@@ -14,11 +14,13 @@ the operator (the exact list) before it reaches the real files; created files
 are applied at once. Without a sandbox (``ARTOO_SANDBOX=off``) the syntactic
 gate of ``roles.safety`` asks before the command runs. ``write_file`` onto an
 existing file asks before writing either way.
+
+The tool specs and the refusals are in ``roles.tools.specs``, Law 1's questions
+to the operator in ``roles.tools.law1``.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -28,12 +30,12 @@ from typing import Any
 
 from roles.evidence import format_evidence
 from roles.llm import ToolSpec
-from roles.safety import check_shell, check_write
 from roles.toolloop import ToolError
 from roles.tools import files, web
-from roles.tools.effect import EffectConflict, apply_effect
-from roles.tools.sandbox import Sandbox, SandboxRun, give_to_sandbox
-from roles.tools.shell import kill_group, parse_shell_output, run_shell
+from roles.tools.law1 import ApprovalAsk, Law1
+from roles.tools.sandbox import Sandbox, give_to_sandbox
+from roles.tools.shell import kill_group, run_shell
+from roles.tools.specs import TOOL_SPECS, refuse
 
 __all__ = [
     "ApprovalAsk",
@@ -45,65 +47,6 @@ __all__ = [
 ]
 
 MODEL_OUTPUT_LIMIT = 4000
-TARGET_KEYS = ("query", "command", "path", "url")
-
-
-def _spec(
-    name: str, description: str, optional: tuple[str, ...] = (), **props: str
-) -> ToolSpec:
-    schema = {
-        "type": "object",
-        "properties": {
-            k: {"type": "string", "description": v} for k, v in props.items()
-        },
-        "required": [k for k in props if k not in optional],
-    }
-    return ToolSpec(name, description, schema)
-
-
-TOOL_SPECS: dict[str, ToolSpec] = {
-    spec.name: spec
-    for spec in (
-        _spec(
-            "shell",
-            "Run a bash command in the workspace; the result starts with "
-            "'[exit code N]' followed by stdout and stderr.",
-            command="The bash command line.",
-        ),
-        _spec(
-            "glob",
-            "List files matching a pattern ('**' recurses), e.g. '**/*.py'.",
-            ("root",),
-            pattern="Glob pattern relative to root.",
-            root="Directory to search (default: the workspace).",
-        ),
-        _spec("read_file", "Return a text file's contents.", path="File path."),
-        _spec(
-            "write_file",
-            "Write text to a file (relative paths go into the workspace; parent "
-            "directories are created).",
-            path="File path.",
-            content="The full text to write.",
-        ),
-        _spec(
-            "search",
-            "Search the web; returns titles, snippets and URLs.",
-            query="The search query.",
-        ),
-        _spec("fetch_url", "Fetch an http(s) page as text.", url="The URL."),
-    )
-}
-
-
-@dataclass(frozen=True)
-class ApprovalAsk:
-    """A Law 1 gated call put to the operator: what would run and why it is gated."""
-
-    tool: str
-    command: str
-    args: dict
-    reason: str
-    changes: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -193,6 +136,14 @@ class Toolbox:
         self.evidence: list[str] = []
         self.records: list[ToolRecord] = []
         self._running = _Running()
+        self._law1 = Law1(
+            workspace=self.workspace,
+            roots=self.roots,
+            hidden=self.hidden,
+            approve=approve,
+            is_cancelled=self.is_cancelled,
+            resolve=self._path,
+        )
 
     def specs(self) -> list[ToolSpec]:
         """Return the spec of every tool that is not blocked."""
@@ -202,11 +153,11 @@ class Toolbox:
         """Run one tool call and return its output as the model should see it."""
         args = dict(args) if isinstance(args, Mapping) else args
         try:
-            self._refuse(name, args)
+            refuse(name, args, self.blocked_tools, self.blocked_targets)
             if name == "shell" and (self.sandbox or self.sandbox_error):
                 output = self._sandboxed_shell(args)
             else:
-                output = self._gate(name, args)
+                output = self._law1.gate(name, args)
                 if output is None:
                     output = self._run(name, args)
         except ToolError as err:
@@ -226,48 +177,6 @@ class Toolbox:
     def is_cancelled(self) -> bool:
         """Return True once the run is cancelled or the toolbox was killed."""
         return self._running.killed or bool(self.cancelled())
-
-    def _refuse(self, name: str, args: Any) -> None:
-        if name not in TOOL_SPECS:
-            raise ToolError(
-                f"unknown tool {name!r}; available: {', '.join(TOOL_SPECS)}"
-            )
-        if name in self.blocked_tools:
-            raise ToolError(
-                f"blocked by GGS: tool {name!r} failed in an earlier round "
-                "— choose another approach"
-            )
-        if not isinstance(args, dict):
-            raise ToolError(f"{name} arguments must be a JSON object")
-        schema = TOOL_SPECS[name].parameters
-        for key in schema["required"]:
-            if not isinstance(args.get(key), str):
-                raise ToolError(f"{name} needs a string argument {key!r}")
-        for key in TARGET_KEYS:
-            value = args.get(key)
-            if isinstance(value, str) and value.strip() in self.blocked_targets:
-                raise ToolError(
-                    f"blocked by GGS: {key} {value.strip()!r} failed in an earlier "
-                    "round — choose another approach"
-                )
-
-    def _gate(self, name: str, args: dict) -> str | None:
-        """Return the Law 1 denial text, or None when the call may run."""
-        if name == "shell":
-            command = args["command"]
-            reason = check_shell(command, cwd=str(self.workspace))
-        elif name == "write_file":
-            path = self._path(args["path"])
-            command = f"write_file {path}"
-            reason = check_write(str(path))
-        else:
-            return None
-        if reason is None:
-            return None
-        approved = self.approve(ApprovalAsk(name, command, dict(args), reason))
-        if self.is_cancelled():
-            raise ToolError("cancelled while waiting for the operator's approval")
-        return None if approved is True else f"[LAW1] {reason} — denied by the operator"
 
     def _run(self, name: str, args: dict) -> str:
         limits = self.limits
@@ -351,58 +260,9 @@ class Toolbox:
         try:
             if self._running.killed:
                 raise ToolError("command cancelled; its process group was killed")
-            return self._judge(command, args, done)
+            return self._law1.judge(command, args, done)
         finally:
             done.discard()
-
-    def _judge(self, command: str, args: dict, done: SandboxRun) -> str:
-        """Apply the command's effect, asking the operator first when destructive."""
-        effect = done.effect
-        destructive = effect.destructive
-        if destructive:
-            warning = check_shell(command, cwd=str(self.workspace))
-            reason = f"the command {effect.summary()}"
-            if warning:
-                reason += f" ({warning})"
-            changes = tuple(change.as_dict() for change in destructive)
-            ask = ApprovalAsk("shell", command, dict(args), reason, changes)
-            approved = self.approve(ask)
-            if self.is_cancelled():
-                raise ToolError("cancelled while waiting for the operator's approval")
-            if approved is not True:
-                return (
-                    f"[LAW1] {reason} — denied by the operator; nothing was "
-                    f"changed:\n{effect.describe()}\n"
-                    f"[output of the discarded run]\n{done.output}"
-                )
-        try:
-            apply_effect(effect)
-        except EffectConflict as err:
-            raise ToolError(str(err)) from None
-        except OSError as err:
-            message = f"the command's effect could not be applied: {err}"
-            raise ToolError(message) from err
-        notes = [*effect.skipped, *self._hidden_notes(command, done.output)]
-        return "\n".join([done.output.rstrip("\n"), *notes]) if notes else done.output
-
-    def _hidden_notes(self, command: str, output: str) -> list[str]:
-        """Say why a failed command could not find a path the sandbox hides."""
-        code, _ = parse_shell_output(output)
-        if code == 0 or not self.hidden:
-            return []
-        for word in command.replace("=", " ").split():
-            word = word.strip("'\"();|&<>")
-            if "/" not in word:
-                continue
-            path = Path(os.path.normpath(self.workspace / os.path.expanduser(word)))
-            own = any(path.is_relative_to(root) for root in self.roots)
-            if not own and any(path.is_relative_to(h) for h in self.hidden):
-                return [
-                    f"[sandbox] {word} is not visible to this run: the "
-                    "application's data, its code and other runs' workspaces "
-                    "are hidden from commands"
-                ]
-        return []
 
     def _write(self, path: Path, content: str) -> str:
         missing = [p for p in (path, *path.parents) if not p.exists()]

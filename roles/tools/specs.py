@@ -1,0 +1,88 @@
+"""The executor's tools as the model sees them, and the check of a call against them.
+
+A call is refused (ToolError) when its tool is unknown or blocked by GGS, its
+arguments are not a JSON object with every required string, or its target
+(``query``, ``command``, ``path`` or ``url``) is one GGS blocked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roles.llm import ToolSpec
+from roles.toolloop import ToolError
+
+TARGET_KEYS = ("query", "command", "path", "url")
+
+
+def _spec(
+    name: str, description: str, optional: tuple[str, ...] = (), **props: str
+) -> ToolSpec:
+    schema = {
+        "type": "object",
+        "properties": {
+            k: {"type": "string", "description": v} for k, v in props.items()
+        },
+        "required": [k for k in props if k not in optional],
+    }
+    return ToolSpec(name, description, schema)
+
+
+TOOL_SPECS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        _spec(
+            "shell",
+            "Run a bash command in the workspace; the result starts with "
+            "'[exit code N]' followed by stdout and stderr.",
+            command="The bash command line.",
+        ),
+        _spec(
+            "glob",
+            "List files matching a pattern ('**' recurses), e.g. '**/*.py'.",
+            ("root",),
+            pattern="Glob pattern relative to root.",
+            root="Directory to search (default: the workspace).",
+        ),
+        _spec("read_file", "Return a text file's contents.", path="File path."),
+        _spec(
+            "write_file",
+            "Write text to a file (relative paths go into the workspace; parent "
+            "directories are created).",
+            path="File path.",
+            content="The full text to write.",
+        ),
+        _spec(
+            "search",
+            "Search the web; returns titles, snippets and URLs.",
+            query="The search query.",
+        ),
+        _spec("fetch_url", "Fetch an http(s) page as text.", url="The URL."),
+    )
+}
+
+
+def refuse(
+    name: str, args: Any, blocked_tools: frozenset[str], blocked_targets: frozenset[str]
+) -> None:
+    """Raise ToolError for an unknown, malformed or GGS-blocked call."""
+    if name not in TOOL_SPECS:
+        raise ToolError(f"unknown tool {name!r}; available: {', '.join(TOOL_SPECS)}")
+    if name in blocked_tools:
+        raise ToolError(
+            f"blocked by GGS: tool {name!r} failed in an earlier round "
+            "— choose another approach"
+        )
+    if not isinstance(args, dict):
+        raise ToolError(f"{name} arguments must be a JSON object")
+    schema = TOOL_SPECS[name].parameters
+    for key in schema["required"]:
+        if not isinstance(args.get(key), str):
+            raise ToolError(f"{name} needs a string argument {key!r}")
+    for key in TARGET_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip() in blocked_targets:
+            raise ToolError(
+                f"blocked by GGS: {key} {value.strip()!r} failed in an earlier "
+                "round — choose another approach"
+            )
