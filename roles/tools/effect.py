@@ -7,32 +7,38 @@ contents are gone. ``compute_effect`` reads the upper dirs against the real
 paths and returns an Effect: a list of Changes for the operator and the
 operations that apply them. A created file is harmless; deleting, truncating,
 overwriting, replacing or changing the permissions of a file that existed
-before is destructive. ``apply_effect`` checks that nothing it touches changed
-since (else EffectConflict, nothing applied), stages every new file beside its
-destination, then renames and deletes in one quick pass.
+before is destructive. ``apply_effect`` (``roles.tools.effect_apply``, re-exported
+here) checks that nothing it touches changed since (else EffectConflict, nothing
+applied), stages every new file beside its destination, then renames and deletes
+in one quick pass.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from roles.tools.effect_apply import EffectConflict, apply_effect, file_stamp
+
+__all__ = [
+    "Change",
+    "Effect",
+    "EffectConflict",
+    "Layer",
+    "apply_effect",
+    "compute_effect",
+]
+
 OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
 DIFF_MAX_BYTES = 64 * 1024
 DIFF_MAX_LINES = 80
-STAGE_SUFFIX = ".artoo-stage"
 
 DESTRUCTIVE_KINDS = frozenset(
     {"deleted", "truncated", "overwritten", "replaced", "permissions"}
 )
-
-
-class EffectConflict(Exception):
-    """A path the effect would change was changed by something else meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -120,30 +126,6 @@ def compute_effect(layers: list[Layer]) -> Effect:
         if layer.upper.is_dir():
             _walk(effect, layer.upper, layer.target, opaque=False)
     return effect
-
-
-def apply_effect(effect: Effect) -> None:
-    """Apply the effect to the real paths; raise EffectConflict and apply nothing
-    when a path it touches changed since the command ran."""
-    for path, stamp in effect.stamps.items():
-        if _stamp(Path(path)) != stamp:
-            raise EffectConflict(
-                f"{path} changed while the command's effect waited; nothing applied"
-            )
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for op in effect.ops:
-            if op[0] == "mkdir":
-                _mkdir(op[1], op[2])
-            elif op[0] == "copy":
-                staged.append((_stage(op[1], op[2]), op[2]))
-        staged_for = {dest: tmp for tmp, dest in staged}
-        for op in effect.ops:
-            _commit(op, staged_for)
-    finally:
-        for tmp, _ in staged:
-            if tmp.exists():
-                tmp.unlink()
 
 
 def _walk(effect: Effect, upper: Path, real: Path, *, opaque: bool) -> None:
@@ -248,15 +230,7 @@ def _delete(effect, real: Path, kind: str = "deleted", note: bool = True) -> Non
 
 
 def _note(effect: Effect, real: Path) -> None:
-    effect.stamps.setdefault(str(real), _stamp(real))
-
-
-def _stamp(path: Path) -> tuple | None:
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+    effect.stamps.setdefault(str(real), file_stamp(real))
 
 
 def _size(path: Path) -> int | None:
@@ -318,52 +292,3 @@ def _diff(before: Path, after: Path) -> str:
     if len(lines) > DIFF_MAX_LINES:
         lines = lines[:DIFF_MAX_LINES] + [f"… {len(lines) - DIFF_MAX_LINES} more"]
     return "\n".join(lines)
-
-
-def _mkdir(path: Path, st) -> None:
-    if path.is_dir() and not path.is_symlink():
-        return
-    if os.path.lexists(path):
-        # A file that becomes a directory: its removal was approved with it.
-        path.unlink()
-    path.mkdir(parents=True)
-    os.chmod(path, stat.S_IMODE(st.st_mode))
-    _chown(path, st)
-
-
-def _stage(up: Path, dest: Path) -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}{STAGE_SUFFIX}")
-    shutil.copy2(up, tmp, follow_symlinks=False)
-    _chown(tmp, up.lstat())
-    return tmp
-
-
-def _commit(op: tuple, staged_for: dict[Path, Path]) -> None:
-    kind = op[0]
-    if kind == "remove":
-        path = op[1]
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            path.unlink()
-    elif kind == "copy":
-        dest = op[2]
-        if dest.is_dir() and not dest.is_symlink():
-            shutil.rmtree(dest)
-        os.replace(staged_for[dest], dest)
-    elif kind == "symlink":
-        value, dest = op[1], op[2]
-        if os.path.lexists(dest):
-            dest.unlink()
-        os.symlink(value, dest)
-    elif kind == "chmod":
-        os.chmod(op[1], op[2])
-    elif kind == "utime":
-        st = op[2]
-        os.utime(op[1], ns=(st.st_atime_ns, st.st_mtime_ns))
-
-
-def _chown(path: Path, st) -> None:
-    if os.geteuid() == 0:
-        os.lchown(path, st.st_uid, st.st_gid)
