@@ -6,6 +6,9 @@ bodies are retried with exponential backoff and jitter, or after the server's
 ``Retry-After``. Other statuses fail at once. Cancellation is checked before
 each attempt, while backing off and, by running the request in a worker
 thread, while waiting for the reply.
+
+The errors and records are in ``roles.llmrecords``, the retry decisions in
+``roles.llmretry``; ``roles.llm`` is the facade callers import from.
 """
 
 from __future__ import annotations
@@ -14,90 +17,27 @@ import json
 import threading
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import openai
 
 from roles import llmcaps
 from roles.llmconfig import Endpoint, LLMSettings
+from roles.llmrecords import CallRecord, LLMCancelled, LLMError, Usage
+from roles.llmretry import FormatRejected, Retryable, classify
+
+__all__ = [
+    "CallRecord",
+    "LLMCancelled",
+    "LLMError",
+    "Transport",
+    "Usage",
+    "as_cancel_check",
+    "discover_context",
+]
 
 JSON_MODE = {"type": "json_object"}
 PROPS_TIMEOUT_S = 3.0
-
-
-class LLMError(RuntimeError):
-    """Raised when the endpoint fails for good; names the endpoint and status."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str = "",
-        status: int | None = None,
-        attempts: int = 0,
-    ):
-        super().__init__(message)
-        self.endpoint = endpoint
-        self.status = status
-        self.attempts = attempts
-
-
-class LLMCancelled(RuntimeError):
-    """Raised when the run was cancelled while a call was pending."""
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    """One model call as the pipeline records it (a TraceEvent)."""
-
-    role: str
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    elapsed_ms: int
-    messages: tuple[Mapping[str, Any], ...]
-    response: str
-    tool_calls: tuple[tuple[str, str], ...] = ()
-    attempts: int = 1
-    cost_usd: float | None = None
-    # How the reply was constrained: "tools:native", "tools:schema",
-    # "tools:json", "format:json_schema", "format:json_object" or "text".
-    mode: str = "text"
-    cached_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Calls made for one result, with their totals."""
-
-    calls: tuple[CallRecord, ...] = ()
-
-    @property
-    def prompt_tokens(self) -> int:
-        """Return the prompt tokens over every call."""
-        return sum(c.prompt_tokens for c in self.calls)
-
-    @property
-    def completion_tokens(self) -> int:
-        """Return the completion tokens over every call."""
-        return sum(c.completion_tokens for c in self.calls)
-
-    @property
-    def elapsed_ms(self) -> int:
-        """Return the wall time of every call, summed."""
-        return sum(c.elapsed_ms for c in self.calls)
-
-    @property
-    def cost_usd(self) -> float | None:
-        """Return the USD cost, or None unless every call's model has a price."""
-        costs = [c.cost_usd for c in self.calls]
-        if not costs or any(c is None for c in costs):
-            return None
-        return sum(costs)  # type: ignore[arg-type]
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(self.calls + other.calls)
 
 
 def _never() -> bool:
@@ -117,22 +57,6 @@ def as_cancel_check(
     raise TypeError(
         f"cancelled must be callable or a threading.Event, not {cancelled!r}"
     )
-
-
-class _Retryable(Exception):
-    def __init__(
-        self, status: int | None, detail: str, retry_after: float | None = None
-    ):
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.retry_after = retry_after
-
-
-class _FormatRejected(Exception):
-    def __init__(self, kind: str):
-        super().__init__(kind)
-        self.kind = kind
 
 
 def discover_context(base_url: str) -> int | None:
@@ -215,7 +139,7 @@ class Transport:
                     messages, options, _response_format(kind, schema)
                 )
                 return completion, attempts + extra_attempts, kind
-            except _FormatRejected as rejected:
+            except FormatRejected as rejected:
                 self.caps.reject_format(rejected.kind)
                 extra_attempts += 1
 
@@ -227,7 +151,7 @@ class Transport:
         self, messages: list[dict], options: Mapping[str, Any], fmt: dict | None
     ) -> tuple[Any, int]:
         budget = self.settings.max_retries + 1
-        last: _Retryable | None = None
+        last: Retryable | None = None
         for attempt in range(1, budget + 1):
             self._raise_if_cancelled()
             try:
@@ -237,7 +161,7 @@ class Transport:
             except LLMError as err:
                 err.attempts = attempt
                 raise
-            except _Retryable as err:
+            except Retryable as err:
                 last = err
                 if attempt < budget:
                     self._wait(self._delay(attempt, err.retry_after))
@@ -260,36 +184,17 @@ class Transport:
                 model=self.endpoint.model, messages=messages, **options, **extra
             )
         except openai.APIStatusError as err:
-            raise self._classify(err, fmt) from None
+            raise classify(
+                err, fmt, label=self._label, base_url=self.endpoint.base_url
+            ) from None
         except openai.APITimeoutError:
-            raise _Retryable(
+            raise Retryable(
                 None, f"no reply within {self.settings.read_timeout_s:g} s (timeout)"
             ) from None
         except openai.APIConnectionError as err:
-            raise _Retryable(
-                None, f"connection error: {err.__cause__ or err}"
-            ) from None
+            raise Retryable(None, f"connection error: {err.__cause__ or err}") from None
         except (json.JSONDecodeError, openai.APIResponseValidationError) as err:
-            raise _Retryable(200, f"malformed response body: {err}") from None
-
-    def _classify(self, err: openai.APIStatusError, fmt: dict | None) -> Exception:
-        status, detail = err.status_code, _detail(err)
-        lowered = detail.lower()
-        if (
-            status in (400, 422)
-            and fmt
-            and any(w in lowered for w in ("response_format", "json_schema", "schema"))
-        ):
-            return _FormatRejected(fmt["type"])
-        if status in (408, 409, 429) or status >= 500:
-            return _Retryable(status, detail, _retry_after(err.response.headers))
-        return LLMError(
-            f"LLM call for role {self._label} to {self.endpoint.base_url} failed: "
-            f"HTTP {status}: {detail}",
-            endpoint=self.endpoint.base_url,
-            status=status,
-            attempts=1,
-        )
+            raise Retryable(200, f"malformed response body: {err}") from None
 
     def _guarded(self, request: Callable[[], Any]) -> Any:
         """Run ``request``; when cancellable, in a thread watched for cancellation."""
@@ -337,31 +242,6 @@ class Transport:
     def _raise_if_cancelled(self) -> None:
         if self._is_cancelled():
             raise LLMCancelled(f"LLM call for role {self._label} cancelled")
-
-
-def _detail(err: openai.APIStatusError) -> str:
-    body = err.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return str(message)[:500]
-    return str(err.message)[:500]
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Return the server's requested delay in seconds, or None if absent or a date."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue
-        if seconds >= 0:
-            return seconds
-    return None
 
 
 def _response_format(kind: str | None, schema: Mapping[str, Any] | None) -> dict | None:
