@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from roles.toolloop import ToolError
 
@@ -77,30 +78,14 @@ def parse_shell_output(text: str) -> tuple[int | None, str]:
     return int(match.group(1)), text[match.end() :]
 
 
-def run_shell(
-    command: str,
-    *,
-    cwd: Path,
-    timeout_s: float = 30,
-    output_cap: int = 1_000_000,
-    cancelled: Callable[[], bool] = lambda: False,
-    track: Callable[[subprocess.Popen, bool], None] = lambda proc, running: None,
-    kill_grace_s: float = 2.0,
-) -> str:
+def run_shell(command: str, *, cwd: Path, **options: Any) -> str:
     """Run ``command`` with ``bash -c`` and return the canonical result text.
 
-    ``track(proc, running)`` is told when the process starts and ends so a
-    Toolbox can kill its group from another thread.
+    ``options`` are ``run_process``'s: ``timeout_s``, ``output_cap``,
+    ``cancelled``, ``track`` (told when the process starts and ends, so a
+    Toolbox can kill its group from another thread) and ``kill_grace_s``.
     """
-    return run_process(
-        ["bash", "-c", command],
-        cwd=cwd,
-        timeout_s=timeout_s,
-        output_cap=output_cap,
-        cancelled=cancelled,
-        track=track,
-        kill_grace_s=kill_grace_s,
-    )
+    return run_process(["bash", "-c", command], cwd=cwd, **options)
 
 
 def run_process(
