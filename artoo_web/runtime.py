@@ -19,6 +19,7 @@ from artoo_web import redisconn, topics
 from artoo_web.models import Run, TraceEvent
 from roles import llm
 from roles.offline import OfflineModel
+from roles.tools import web
 from roles.tools.sandbox import (
     Limits,
     Sandbox,
@@ -131,6 +132,25 @@ def sandbox_policy() -> SandboxPolicy:
         ),
         env_names=tuple(settings.ARTOO_SANDBOX_ENV),
     )
+
+
+_web = {"checked": -1e9, "reachable": True}
+WEB_CHECK_EVERY_S = 600
+
+
+def unavailable_tools() -> list[str]:
+    """Return the tools that cannot work here: the web ones when it is out of reach.
+
+    Checked at most every ten minutes per process.
+    """
+    now = time.monotonic()
+    if now - _web["checked"] > WEB_CHECK_EVERY_S:
+        serper = bool(os.environ.get("SERPER_API_KEY"))
+        _web["reachable"] = web.is_reachable(web.SERPER_URL if serper else web.DDG_URL)
+        _web["checked"] = now
+        if not _web["reachable"]:
+            log.info("the web is out of reach: search and fetch_url are not offered")
+    return [] if _web["reachable"] else list(web.WEB_TOOLS)
 
 
 def discard_sandbox_state(run_id) -> None:

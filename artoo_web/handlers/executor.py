@@ -78,7 +78,7 @@ def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
     toolbox = Toolbox(
         workspace,
         allowed_paths=[*settings.ARTOO_ALLOWED_PATHS, *([shared] if shared else [])],
-        blocked_tools=blocked_tools,
+        blocked_tools=[*blocked_tools, *runtime.unavailable_tools()],
         blocked_targets=blocked_targets,
         approve=lambda ask: wait_for_approval(run, subtask, ask, cancelled),
         cancelled=cancelled,

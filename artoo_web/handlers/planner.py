@@ -95,7 +95,11 @@ def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> N
             previous_outcomes=state.previous_outcomes(),
             today=runtime.today(),
             id_factory=runtime.new_id,
-            available_tools=[t for t in TOOL_SPECS if t not in blocked_tools],
+            available_tools=[
+                t
+                for t in TOOL_SPECS
+                if t not in blocked_tools and t not in runtime.unavailable_tools()
+            ],
         )
     except LLMCancelled:
         return

@@ -11,6 +11,8 @@ import html
 import http.client
 import json
 import re
+import socket
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -201,3 +203,28 @@ def _describe(err: Exception) -> str:
     if "timed out" in text.lower():
         return f"network error: timed out ({text})"
     return f"network error: {text}"
+
+
+WEB_TOOLS = ("search", "fetch_url")
+
+
+def is_reachable(url: str = DDG_URL, timeout_s: float = 3.0) -> bool:
+    """Return True when the web answers at all: the search host's name resolves.
+
+    A machine without outside access gets no web tools, so a model cannot mistake
+    ``search`` for grep or wait on a search that can only fail.
+    """
+    host = urllib.parse.urlsplit(url).hostname or ""
+    done: dict[str, bool] = {}
+
+    def resolve() -> None:
+        try:
+            socket.getaddrinfo(host, 443)
+            done["ok"] = True
+        except OSError:
+            done["ok"] = False
+
+    worker = threading.Thread(target=resolve, daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return done.get("ok", False)

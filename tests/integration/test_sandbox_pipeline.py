@@ -129,3 +129,12 @@ def test_run_page_warns_when_the_sandbox_is_off(client, run, settings):
     settings.ARTOO_SANDBOX = "on"
     page = client.get(reverse("run-detail", args=[run.id])).content.decode()
     assert "The sandbox is off" not in page
+
+
+def test_web_tools_are_not_offered_when_the_web_is_out_of_reach(monkeypatch):
+    from roles.tools import web
+
+    for reachable, offered in ((False, ["search", "fetch_url"]), (True, [])):
+        monkeypatch.setattr(web, "is_reachable", lambda url, r=reachable: r)
+        monkeypatch.setitem(runtime._web, "checked", -1e9)
+        assert runtime.unavailable_tools() == offered
