@@ -26,8 +26,8 @@ from roles.tools.sandbox import (
     SandboxPolicy,
     give_to_sandbox,
     remove_tree,
-    self_check,
 )
+from roles.tools.sandbox_check import self_check
 
 CANCEL_CHECK_EVERY_S = 0.2
 log = logging.getLogger(__name__)

@@ -46,10 +46,10 @@ from roles.llmtransport import (
 )
 from roles.schemas import reply_schema
 
-# The facade: callers import every LLM name from here, never from
-# roles.llmtransport or roles.llmconfig. Those modules define the errors and
-# records they raise and build (LLMError, LLMCancelled, Usage, CallRecord,
-# LLMConfigError) because importing them from here would be a cycle.
+# The facade: callers import every LLM name from here, never from the modules
+# behind it. roles.llmrecords (LLMError, LLMCancelled, Usage, CallRecord) and
+# roles.llmconfig (LLMConfigError) define what the transport raises and builds,
+# because importing them from here would be a cycle.
 __all__ = [
     "CallRecord",
     "ChatReply",

@@ -10,7 +10,8 @@ import pytest
 
 from roles.toolloop import ToolError
 from roles.tools import Toolbox
-from roles.tools.sandbox import Limits, self_check
+from roles.tools.sandbox import Limits
+from roles.tools.sandbox_check import self_check
 from roles.tools.shell import parse_shell_output
 from tests.conftest import wait_until
 from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox, prepare

@@ -1,0 +1,50 @@
+"""Check once that a sandbox really works on this machine (``make run`` does)."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+
+from roles.toolloop import ToolError
+from roles.tools.sandbox import Sandbox, SandboxPolicy, remove_tree
+from roles.tools.shell import parse_shell_output
+
+
+def self_check(policy: SandboxPolicy) -> str | None:
+    """Return why sandboxes cannot run here, or None when one works end to end.
+
+    It runs a real command that deletes a file and creates another in an
+    overlaid workspace and checks that the host saw neither until applied.
+    """
+    if shutil.which("unshare") is None:
+        return "the unshare command (Debian package util-linux) is not installed"
+    probe = policy.state_dir / f"self-check-{uuid.uuid4().hex[:8]}"
+    workspace = probe / "workspace"
+    try:
+        workspace.mkdir(parents=True)
+        (workspace / "victim").write_text("keep me\n")
+        sandbox = Sandbox(policy, run_key=probe.name, workspace=workspace)
+        sandbox.run_dir = probe
+        result = sandbox.run(
+            "rm victim && echo made > new && id -u",
+            timeout_s=30,
+            output_cap=10_000,
+            cancelled=lambda: False,
+            track=lambda proc, running: None,
+            kill_grace_s=1,
+        )
+        code, text = parse_shell_output(result.output)
+        kinds = sorted(c.kind for c in result.effect.changes)
+        if code != 0:
+            return f"a test command failed inside the sandbox: {text.strip()[:300]}"
+        if text.strip() == "0":
+            return "the test command ran as root inside the sandbox"
+        if not (workspace / "victim").exists() or (workspace / "new").exists():
+            return "the test command changed the real workspace (no overlay)"
+        if kinds != ["created", "deleted"]:
+            return f"the overlay did not record the test command's effect: {kinds}"
+        return None
+    except (OSError, ToolError) as err:
+        return str(err)
+    finally:
+        remove_tree(probe)
