@@ -8,12 +8,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from artoo_web.auditlog import verify_chain
 from artoo_web.auditor import AuditProcess, AuditSettings, ask_now
-from artoo_web.env import envint
-
-
-def _seconds(name: str, default: int) -> int:
-    value = getattr(settings, name, None)
-    return int(value) if value is not None else envint(name, default, minimum=1)
 
 
 class Command(BaseCommand):
@@ -54,8 +48,8 @@ class Command(BaseCommand):
     def audit(self, *, once: bool) -> None:
         process = AuditProcess(
             AuditSettings(
-                window_s=_seconds("ARTOO_AUDIT_WINDOW_S", 300),
-                fanin_deadline_s=_seconds("ARTOO_AUDIT_FANIN_DEADLINE_S", 300),
+                window_s=settings.ARTOO_AUDIT_WINDOW_S,
+                fanin_deadline_s=settings.ARTOO_AUDIT_FANIN_DEADLINE_S,
             )
         )
         if once:
