@@ -101,7 +101,9 @@ def test_processes_a_run_starts_do_not_outlive_it(celery_worker, user):
     )
     assert run.status == "done"
     assert wait_until(lambda: not living("sleep 10001"), timeout=10)
-    assert not (settings.SANDBOX_DIR / str(run.id)).exists()
+    # Removed when the run's end commits, a moment after the status is visible.
+    scratch = settings.SANDBOX_DIR / str(run.id)
+    assert wait_until(lambda: not scratch.exists(), timeout=10)
 
 
 def test_shared_area_is_shared_by_one_users_runs_only(
