@@ -157,6 +157,8 @@ ARTOO_MEMORY_TIMEOUT_S = envint("ARTOO_MEMORY_TIMEOUT_S", 5, minimum=1)
 ARTOO_WEB_MEMORY_TIMEOUT_S = envint("ARTOO_WEB_MEMORY_TIMEOUT_S", 5, minimum=1)
 ARTOO_FANIN_DEADLINE_S = envint("ARTOO_FANIN_DEADLINE_S", 300, minimum=1)
 ARTOO_RUN_DEADLINE_S = envint("ARTOO_RUN_DEADLINE_S", 900, minimum=10)
+# GGS's time budget (the spec's 300 s); Ω counts elapsed time against it.
+ARTOO_TIME_BUDGET_S = envint("ARTOO_TIME_BUDGET_S", 300, minimum=1)
 ARTOO_LEASE_S = envint("ARTOO_LEASE_S", 30, minimum=1)
 ARTOO_HANDLER_ATTEMPTS = envint("ARTOO_HANDLER_ATTEMPTS", 3, minimum=1)
 ARTOO_OFFLINE_LATENCY_MS = envint("ARTOO_OFFLINE_LATENCY_MS", 0, minimum=0)

@@ -22,6 +22,7 @@ from devtools import model as installer
 DEFAULT_CONTEXT = 8192
 # A 2-core machine serves one request at a time; a call may wait behind others.
 LLM_TIMEOUT_S = "900"
+TIME_BUDGET_S = "1800"
 
 
 class LocalModelMissing(RuntimeError):
@@ -115,6 +116,9 @@ class LocalModel:
             "OPENAI_API_KEY": "local",
             "OPENAI_MODEL": "local",
             "ARTOO_LLM_TIMEOUT_S": os.environ.get("ARTOO_LLM_TIMEOUT_S", LLM_TIMEOUT_S),
+            # A round of a 1.5B model on 2 cores takes minutes, not seconds.
+            "ARTOO_TIME_BUDGET_S": os.environ.get("ARTOO_TIME_BUDGET_S", TIME_BUDGET_S),
+            "ARTOO_RUN_DEADLINE_S": os.environ.get("ARTOO_RUN_DEADLINE_S", "3600"),
         }
 
     def stop(self) -> None:

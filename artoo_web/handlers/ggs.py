@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -10,6 +11,7 @@ from artoo_web.models import BusMessage, Run, RunStatus
 from artoo_web.runs import finish, lock_current
 from roles import ggs, ggs_megrams
 from roles.contracts import FinalResult, Megram, OutcomeSummary, ReplanRequest
+from roles.loss import GGSConfig
 from roles.runstate import RunState
 
 CONTRACT = {"ReplanRequest": ReplanRequest, "OutcomeSummary": OutcomeSummary}
@@ -23,6 +25,7 @@ def solve(msg: BusMessage) -> None:
     result = ggs.step(
         ggs.GGSState.from_dict(run.ggs_state or {}),
         CONTRACT[msg.type].model_validate(msg.payload),
+        GGSConfig(time_budget_ms=settings.ARTOO_TIME_BUDGET_S * 1000),
         human_wait_ms=run.human_wait_ms,
         now=timezone.now(),
         id_factory=runtime.new_id,
