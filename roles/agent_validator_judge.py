@@ -14,7 +14,7 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.checks import evaluate_check, output_text
+from roles.checks import evaluate_check, evidence_text, output_text
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.evidence import parse_evidence
 from roles.llm import LLMError, LLMOutputError, Usage
@@ -91,8 +91,9 @@ def _ask_model(subtask, result, criteria, rest, known, model, today) -> Judged:
             known[index] = _verdict(criteria[index], False, reason)
             known[index].failure_class = "environmental"
         return Judged(_ordered(known), usage, stop=reason)
+    shown, claim = evidence_text(result), output_text(result.output)
     for index, answer in zip(rest, _match_answers(asked, reply), strict=True):
-        known[index] = _from_answer(criteria[index], answer)
+        known[index] = _from_answer(criteria[index], answer, shown, claim)
     return Judged(_ordered(known), usage, reply)
 
 
@@ -116,17 +117,49 @@ def _match_answers(
 
 
 def _from_answer(
-    criterion: Criterion, answer: CriterionResult | None
+    criterion: Criterion,
+    answer: CriterionResult | None,
+    shown: str = "",
+    claim: str = "",
 ) -> CriterionVerdict:
     if answer is None:
         return _verdict(criterion, False, "the validator gave no verdict for it")
     evidence = answer.evidence or (
         "met" if answer.met else "not met; no evidence given"
     )
+    on_claim = quoted(evidence, claim) > quoted(evidence, shown)
+    if answer.met and criterion.mode == "verifiable" and on_claim:
+        # The model said "met" quoting the claim: only a tool result is evidence.
+        verdict = _verdict(criterion, False, f"{UNQUOTED}: {_quote(evidence)}")
+        verdict.failure_class = "logical"
+        return verdict
     verdict = _verdict(criterion, answer.met, evidence)
     if not answer.met:
         verdict.failure_class = answer.failure_class or "logical"
     return verdict
+
+
+UNQUOTED = (
+    "the validator's evidence for 'met' quotes the executor's claim, not a tool output"
+)
+QUOTE_WINDOW = 20
+
+
+def quoted(evidence: str, source: str) -> int:
+    """Return how much of ``evidence`` quotes ``source`` (a tool output or the
+    claim): the count of its ``QUOTE_WINDOW``-character windows found there.
+
+    Whitespace is folded; a short quote counts once when it appears whole.
+    """
+    said, seen = " ".join(evidence.split()), " ".join(source.split())
+    if not said or not seen:
+        return 0
+    if len(said) <= QUOTE_WINDOW:
+        return int(said in seen)
+    return sum(
+        said[i : i + QUOTE_WINDOW] in seen
+        for i in range(0, len(said) - QUOTE_WINDOW + 1, 4)
+    )
 
 
 def _by_status(criterion: Criterion, status: str) -> CriterionVerdict:

@@ -128,26 +128,40 @@ def _output_matches(check, result, _workspace) -> CheckResult:
         match = regex.search(text)
         if match:
             found = match.group(0)
-            return _shown(
-                result, where, found, f"{where} matches /{pattern}/: {found!r}"
-            )
+            said = f"{where} matches /{pattern}/: {found!r}"
+            return _shown(result, where, found, said, whole=True)
     head = _quote(output_text(result.output))
     return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
 
 
-def _shown(result: ExecutionResult, where: str, found: str, said: str) -> CheckResult:
+def _shown(
+    result: ExecutionResult, where: str, found: str, said: str, *, whole: bool = False
+) -> CheckResult:
     """Pass a match in the executor's claim only when a tool output shows it too.
 
     The claimed output is not evidence: a value the model wrote that no tool
     returned (an invented count, a made-up file name) fails the check.
     """
-    if where != "output" or found.strip() in evidence_text(result):
+    shown = evidence_text(result)
+    value = found.strip()
+    # A value the regex took from the claim must stand whole in a tool output.
+    if where != "output" or (appears(value, shown) if whole else value in shown):
         return CheckResult(True, said)
     return CheckResult(
         False,
         f"the claimed output has {found!r} but no tool output shows it; the claim "
         "is not evidence",
     )
+
+
+def appears(value: str, text: str) -> bool:
+    """Return True when ``value`` stands in ``text`` as a whole token ("24" is not
+    in "2024"), or as a substring when it is not a single word or number."""
+    if not value:
+        return False
+    if re.fullmatch(r"[\w.]+", value):
+        return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", text) is not None
+    return value in text
 
 
 def evidence_text(result: ExecutionResult) -> str:

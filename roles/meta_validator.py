@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
+from roles.checks import appears
 from roles.contracts import (
     Criterion,
     CriterionVerdict,
@@ -209,7 +210,7 @@ def grounded(merged: Any, outcomes: Sequence[SubTaskOutcome]) -> Any:
         return own
     text = merged if isinstance(merged, str) else json.dumps(merged, default=str)
     sources = "\n".join([own, *(e for o in outcomes for e in o.tool_calls)])
-    if all(fact in sources for fact in FACT.findall(text)):
+    if all(appears(fact, sources) for fact in FACT.findall(text)):
         return merged
     return own
 

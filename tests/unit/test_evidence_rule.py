@@ -111,3 +111,45 @@ def test_the_summary_names_its_evidence_and_skips_failed_calls():
     refused = format_evidence("read_file", {"path": "/x"}, "ERROR: outside")
     shown = outcome("42", refused, wc("[exit code 0]\n42 data.txt"))
     assert evidence_note([shown]) == "Evidence: shell `wc -l data.txt`."
+
+
+def test_a_number_the_claim_states_must_stand_whole_in_a_tool_output(tmp_path):
+    # "24" is inside "2024-05-03" of the log, but the log never says 24.
+    log = format_evidence("read_file", {"path": "app.log"}, "2024-05-03 INFO ok")
+    validation = judged(result("24", log), tmp_path)
+    assert validation.verdicts[0].verdict == "fail"
+    assert "no tool output shows it" in validation.verdicts[0].evidence
+
+
+def test_a_validators_met_may_not_rest_on_the_claim():
+    from roles.agent_validator_judge import UNQUOTED, _from_answer
+    from roles.agent_validator_prompts import CriterionResult
+
+    # As seen with a 1.5B model: the quote shares the path with the tool output,
+    # but most of it is the executor's claim.
+    shown = "[exit code 0]\n/var/tmp/artoo-model-tasks/t/error-count/app.log"
+    criterion = Criterion(criterion="the count is stated")
+    claim = CriterionResult(
+        criterion="the count is stated",
+        met=True,
+        evidence="There are [exit code 0] lines in the file "
+        "/var/tmp/artoo-model-tasks/t/error-count/app.log that contain the word ERROR.",
+    )
+    quoted = claim.model_copy(
+        update={"evidence": "/var/tmp/artoo-model-tasks/t/error-count/app.log"}
+    )
+    said = claim.evidence
+    assert _from_answer(criterion, claim, shown, said).verdict == "fail"
+    assert UNQUOTED in _from_answer(criterion, claim, shown, said).evidence
+    assert _from_answer(criterion, quoted, shown, said).verdict == "pass"
+    paraphrase = claim.model_copy(update={"evidence": "grep listed the log"})
+    assert _from_answer(criterion, paraphrase, shown, said).verdict == "pass"
+    plausible = criterion.model_copy(update={"mode": "plausible"})
+    assert _from_answer(plausible, claim, shown, said).verdict == "pass"
+
+
+def test_a_merged_number_inside_a_longer_one_is_not_grounded():
+    from roles.meta_validator import grounded
+
+    shown = outcome("see log", format_evidence("read_file", {"path": "a"}, "2024"))
+    assert grounded("24 lines", [shown]) == "see log"
