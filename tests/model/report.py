@@ -1,0 +1,74 @@
+"""The results table of a real-model session: one row per task, then totals."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+HEADER = (
+    "| task | kind | solved | false accept | directive | GGS path | rounds "
+    "| prompt tok | completion tok | wall s | run |"
+)
+
+
+@dataclass
+class Row:
+    """One task's line in the table (``note`` is what its verifier found)."""
+
+    task: str
+    kind: str
+    run_id: str = ""
+    solved: bool = False
+    false_accept: bool = False
+    directive: str = ""
+    path: str = ""
+    rounds: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens: int = 0  # the API's ``tokens`` of the run
+    wall_s: float = 0.0
+    note: str = ""
+
+
+def yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def line(row: Row) -> str:
+    cells = (
+        row.task,
+        row.kind,
+        yes(row.solved),
+        "**YES**" if row.false_accept else "no",
+        row.directive or "-",
+        row.path or "-",
+        str(row.rounds),
+        str(row.prompt_tokens),
+        str(row.completion_tokens),
+        f"{row.wall_s:.0f}",
+        row.run_id or "-",
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+def totals(rows: list[Row]) -> list[str]:
+    solved = [r for r in rows if r.solved]
+    median = f"{statistics.median(r.wall_s for r in solved):.0f} s" if solved else "n/a"
+    prompt = sum(r.prompt_tokens for r in rows)
+    completion = sum(r.completion_tokens for r in rows)
+    return [
+        f"- solved: {len(solved)}/{len(rows)}",
+        f"- false accepts: {sum(r.false_accept for r in rows)}",
+        f"- median wall time per solved task: {median}",
+        f"- total tokens: {prompt + completion} (prompt {prompt} + completion "
+        f"{completion}, summed from each run's llm_call traces; the API's run "
+        f"tokens add up to {sum(r.tokens for r in rows)})",
+        f"- total wall time of the runs: {sum(r.wall_s for r in rows) / 60:.1f} min",
+    ]
+
+
+def table(rows: list[Row], title: str) -> str:
+    """Return the whole report as Markdown."""
+    head = [f"# {title}", "", HEADER, "|" + "---|" * 11]
+    notes = ["", "Verifiers:", ""] + [f"- {r.task}: {r.note}" for r in rows]
+    return "\n".join(head + [line(r) for r in rows] + [""] + totals(rows) + notes)
