@@ -14,7 +14,7 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.checks import evaluate_check, evidence_text, output_text
+from roles.checks import evaluate_check, evidence_text, output_text, unshown_facts
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.evidence import parse_evidence
 from roles.llm import LLMError, LLMOutputError, Usage
@@ -53,12 +53,15 @@ def judge(subtask, result, criteria, model, workspace, today) -> Judged:
     """Return the verdict on each criterion: evidence rule, checks, model."""
     known: dict[int, CriterionVerdict] = {}
     missing = unsupported(result) if result.status != "failed" else ""
+    invented = invented_facts(subtask, result) if not missing else ""
     for index, criterion in enumerate(criteria):
         if missing and criterion.mode == "verifiable":
             verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}")
             if missing == "no tool was called":
                 verdict.failure_class = "environmental"
             known[index] = verdict
+        elif invented and criterion.mode == "verifiable":
+            known[index] = _verdict(criterion, False, invented)
     for index, criterion in enumerate(criteria):
         if index in known:
             continue
@@ -76,6 +79,21 @@ def judge(subtask, result, criteria, model, workspace, today) -> Judged:
     elif rest:
         return _ask_model(subtask, result, criteria, rest, known, model, today)
     return Judged(_ordered(known))
+
+
+def invented_facts(subtask, result: ExecutionResult) -> str:
+    """Return why the claim is not evidence when it states numbers or paths that
+    no tool call showed, else ""."""
+    if result.status == "failed":
+        return ""
+    known = f"{subtask.intent}\n{subtask.context}"
+    facts = unshown_facts(result, known)
+    if not facts:
+        return ""
+    named = ", ".join(repr(f) for f in facts[:5])
+    return (
+        f"the claimed output states {named}, which no tool output shows; {NO_EVIDENCE}"
+    )
 
 
 def _ask_model(subtask, result, criteria, rest, known, model, today) -> Judged:

@@ -154,6 +154,21 @@ def _shown(
     )
 
 
+# What a claim may not state unless a tool showed it: numbers, paths, file names.
+FACT = re.compile(
+    r"(?<![\w.])(?:\d+(?:\.\d+)?|[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z]\w{0,4})(?![\w])"
+)
+
+
+def unshown_facts(result: ExecutionResult, known: str = "") -> list[str]:
+    """Return the numbers and paths the claimed output states that no evidence
+    entry (tool arguments and output) nor ``known`` (the subtask's own text) has.
+    """
+    sources = "\n".join([known, *result.tool_calls])
+    claim = output_text(result.output)
+    return [f for f in dict.fromkeys(FACT.findall(claim)) if not appears(f, sources)]
+
+
 def appears(value: str, text: str) -> bool:
     """Return True when ``value`` stands in ``text`` as a whole token ("24" is not
     in "2024"), or as a substring when it is not a single word or number."""

@@ -15,14 +15,13 @@ The third ReplanRequest of a run recommends ``abandon`` (maxReplans = 3).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
-from roles.checks import appears
+from roles.checks import FACT, appears
 from roles.contracts import (
     Criterion,
     CriterionVerdict,
@@ -41,10 +40,6 @@ from roles.schemas import Reply
 __all__ = ["MetaResult", "evaluate"]
 
 MAX_REPLANS = 3
-# What a merge may not state unless a subtask showed it: numbers, paths, files.
-FACT = re.compile(
-    r"(?<![\w.])(?:\d+(?:\.\d+)?|[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z]\w{0,4})(?![\w])"
-)
 _BOOL = TypeAdapter(bool)
 OUTPUT_CHARS = 4000
 UNVERIFIED = "the merged result is verified against the task"

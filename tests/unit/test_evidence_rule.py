@@ -65,7 +65,7 @@ def test_a_value_that_no_tool_output_shows_fails_the_check(tmp_path):
     validation = judged(result("636", wc("[exit code 0]\n42 data.txt")), tmp_path)
     check = validation.verdicts[0]
     assert check.verdict == "fail"
-    assert "no tool output shows it" in check.evidence
+    assert "no tool output shows" in check.evidence
 
 
 def test_a_value_a_tool_output_shows_passes(tmp_path):
@@ -118,7 +118,7 @@ def test_a_number_the_claim_states_must_stand_whole_in_a_tool_output(tmp_path):
     log = format_evidence("read_file", {"path": "app.log"}, "2024-05-03 INFO ok")
     validation = judged(result("24", log), tmp_path)
     assert validation.verdicts[0].verdict == "fail"
-    assert "no tool output shows it" in validation.verdicts[0].evidence
+    assert "no tool output shows" in validation.verdicts[0].evidence
 
 
 def test_a_validators_met_may_not_rest_on_the_claim():
@@ -153,3 +153,28 @@ def test_a_merged_number_inside_a_longer_one_is_not_grounded():
 
     shown = outcome("see log", format_evidence("read_file", {"path": "a"}, "2024"))
     assert grounded("24 lines", [shown]) == "see log"
+
+
+def test_a_claim_stating_a_number_no_tool_showed_fails_even_when_a_check_passes(
+    tmp_path,
+):
+    # As seen with a 1.5B model: awk printed 0 (the check matched that), and the
+    # executor reported an invented total.
+    sums = SubTask(
+        subtask_id="s1",
+        parent_task_id="t1",
+        intent="sum the amount column of sales.csv",
+        success_criteria=[
+            Criterion(
+                criterion="a number is printed",
+                check={"type": "output_matches", "pattern": r"^(\d+)$"},
+            )
+        ],
+    )
+    awk = format_evidence("shell", {"command": "awk -F, '{t+=$2} END {print t}'"}, "0")
+    claim = result("The total of the amount column is 123456.", awk)
+    validation = validate(
+        sums, claim, model=OfflineModel(), attempt=2, trajectory=[], workspace=tmp_path
+    )
+    assert validation.verdict == "failed"
+    assert "'123456'" in validation.verdicts[0].evidence

@@ -186,7 +186,7 @@ def test_a_criterion_the_model_skipped_fails(llm_server, tmp_path):
 
 def test_the_model_cannot_override_a_failed_machine_check(llm_server, tmp_path):
     llm_server.reply("R4a", reply(True))
-    validation = judge(llm_server, shell_result(shell="[exit code 1]\n"), tmp_path)
+    validation = judge(llm_server, shell_result(shell="[exit code 1]\n3"), tmp_path)
     assert validation.verdict == "retry"
     assert validation.correction.failed_criterion == "exit status 0"
 
