@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from roles.tools import ApprovalAsk, Toolbox
+from roles.tools import Toolbox
 from roles.tools.sandbox import NOBODY, Limits, Sandbox, SandboxPolicy, remove_tree
+from tests.unit.test_tools_toolbox import Operator  # noqa: F401 (shared)
 
 VICTIM_TEXT = "precious data\nline two\n"
 
@@ -29,18 +30,6 @@ def base():
 @pytest.fixture
 def policy(base) -> SandboxPolicy:
     return SandboxPolicy(state_dir=base / "state", limits=Limits(cpu_s=30))
-
-
-class Operator:
-    """Answers Law 1 asks with a fixed decision and remembers them."""
-
-    def __init__(self, decision: bool):
-        self.decision = decision
-        self.asks: list[ApprovalAsk] = []
-
-    def __call__(self, ask: ApprovalAsk) -> bool:
-        self.asks.append(ask)
-        return self.decision
 
 
 def make_toolbox(policy, workspace: Path, operator, **kwargs) -> Toolbox:
