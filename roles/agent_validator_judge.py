@@ -53,7 +53,9 @@ def judge(subtask, result, criteria, model, workspace, today) -> Judged:
     """Return the verdict on each criterion: evidence rule, checks, model."""
     known: dict[int, CriterionVerdict] = {}
     missing = unsupported(result) if result.status != "failed" else ""
-    invented = invented_facts(subtask, result) if not missing else ""
+    # The offline executor's output is its tool's output, never a claim.
+    offline = isinstance(model, OfflineModel)
+    invented = invented_facts(subtask, result) if not (missing or offline) else ""
     for index, criterion in enumerate(criteria):
         if missing and criterion.mode == "verifiable":
             verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}")

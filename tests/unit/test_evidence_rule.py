@@ -155,6 +155,10 @@ def test_a_merged_number_inside_a_longer_one_is_not_grounded():
     assert grounded("24 lines", [shown]) == "see log"
 
 
+# A model endpoint that is never asked: every criterion here has a machine check.
+CHECKS_ONLY = object()
+
+
 def test_a_claim_stating_a_number_no_tool_showed_fails_even_when_a_check_passes(
     tmp_path,
 ):
@@ -174,7 +178,7 @@ def test_a_claim_stating_a_number_no_tool_showed_fails_even_when_a_check_passes(
     awk = format_evidence("shell", {"command": "awk -F, '{t+=$2} END {print t}'"}, "0")
     claim = result("The total of the amount column is 123456.", awk)
     validation = validate(
-        sums, claim, model=OfflineModel(), attempt=2, trajectory=[], workspace=tmp_path
+        sums, claim, model=CHECKS_ONLY, attempt=2, trajectory=[], workspace=tmp_path
     )
     assert validation.verdict == "failed"
     assert "'123456'" in validation.verdicts[0].evidence
