@@ -33,8 +33,11 @@ def estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 def reply_reserve(context_tokens: int) -> int:
-    """Return the tokens kept free for the reply: a quarter of the window, ≤ 1024."""
-    return min(1024, context_tokens // 4)
+    """Return the tokens kept free for the reply: a quarter of the window, ≤ 2048.
+
+    A 1.5B model's plan ran past 1024 tokens and was cut mid-JSON.
+    """
+    return min(2048, context_tokens // 4)
 
 
 def fit(

@@ -114,5 +114,14 @@ def answer_directly(run: Run, answer: str) -> None:
     run.directive = "direct"
     run.finished_at = timezone.now()
     run.final_result = {"summary": answer, "output": answer, "directive": "direct"}
-    run.save()
+    # Not run.save(): the row's tokens and cost were just added in the database.
+    run.save(
+        update_fields=[
+            "status",
+            "directive",
+            "finished_at",
+            "final_result",
+            "updated_at",
+        ]
+    )
     runtime.trace(run, "R1", "direct_answer", answer=answer)

@@ -274,3 +274,14 @@ def test_an_answer_invented_without_tools_is_never_accepted(celery_worker, user,
     verdicts = [v for m in outcomes for v in m.payload["criteria_verdicts"]]
     assert all("claimed output is not evidence" in v["evidence"] for v in verdicts)
     assert {v["failure_class"] for v in verdicts} == {"environmental"}
+
+
+def test_a_direct_answer_keeps_the_tokens_it_cost(celery_worker, user, model):
+    model.reply(
+        "R1",
+        json.dumps({"direct_answer": "I am artoo.", "task_id": "hello"}),
+        usage=(50, 7),
+    )
+    run = finished(runs.submit(user, "hello, who are you?"))
+    assert run.directive == "direct"
+    assert run.tokens == 57

@@ -33,7 +33,7 @@ def test_no_window_means_no_cut():
     assert fit(messages, None) == messages
 
 
-def test_the_reply_reserve_is_a_quarter_up_to_1024():
+def test_the_reply_reserve_is_a_quarter_up_to_2048():
     assert reply_reserve(4096) == 1024
     assert reply_reserve(2048) == 512
-    assert reply_reserve(32768) == 1024
+    assert reply_reserve(32768) == 2048
