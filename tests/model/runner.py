@@ -17,6 +17,8 @@ from tests.reliability.harness import TERMINAL, Api, Db, wait_for
 POLL_S = 1.0
 TASK_TIMEOUT_S = 20 * 60
 NEXT_MOVES_WAIT_S = 300
+# A cancelled run has this long to reach its FinalResult.
+CANCEL_GRACE_S = 120
 
 
 @dataclass
@@ -47,22 +49,28 @@ def drive(
     """Follow a submitted run to its end; return what it did."""
     out = Outcome(run_id)
     start = time.monotonic()
-    approved = False
-    while True:
-        if watched is not None and not approved and not watched.exists():
+    state = {"approved": False}
+
+    def ended() -> dict | None:
+        """Act as the operator once; return the run when it is terminal."""
+        if watched is not None and not state["approved"] and not watched.exists():
             out.gone_before_approval = True
         run = api.run(run_id)
         if run["status"] in TERMINAL:
-            break
+            return run
         for ask in run["pending_approvals"]:
-            approved |= answer_approval(api, out, ask, decision, watched)
+            state["approved"] |= answer_approval(api, out, ask, decision, watched)
         if run["status"] == "needs_input":
             answered = api.post_json(f"/api/runs/{run_id}/answer", {"answer": ""})
             out.clarifications += answered.status == 202
         if not out.cancelled and time.monotonic() - start > TASK_TIMEOUT_S:
             api.post_json(f"/api/runs/{run_id}/cancel", {})
             out.cancelled = True
-        time.sleep(POLL_S)
+        return None
+
+    run = wait_for(
+        ended, TASK_TIMEOUT_S + CANCEL_GRACE_S, POLL_S, what=f"run {run_id} ended"
+    )
     out.wall_s = time.monotonic() - start
     if run["directive"] == "abandon" and not out.cancelled:
         out.next_moves = wait_next_moves(api, run_id)
