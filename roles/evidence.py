@@ -5,8 +5,9 @@ One entry per executed tool call::
     shell: {"command": "ls /tmp"} → a.txt
     b.txt
 
-The tool name, ``": "``, the arguments as a JSON object, ``" → "``, then the first
-200 characters of the (stripped) output. The parser decodes the JSON with
+The tool name, ``": "``, the arguments as a JSON object, ``" → "``, then the
+(stripped) output: whole up to 1000 characters, else its first 700 and last 300
+joined by `` … `` (a count's total or a traceback's last line is at the end). The parser decodes the JSON with
 ``raw_decode``, so arrows and colons inside the arguments or the output are safe.
 
 A shell output, in an entry or in an ExecutionResult, starts with its exit code
@@ -24,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ARROW = " → "
-OUTPUT_HEAD = 200
+OUTPUT_HEAD = 700
+OUTPUT_TAIL = 300
+ELLIPSIS = " … "
 TARGET_KEYS = ("query", "command", "path", "url")
 TARGET_LIMIT = 120
 EXIT_LINE = re.compile(r"^\[exit code (-?\d+)\]\n?")
@@ -59,8 +62,14 @@ def format_evidence(tool: str, args: dict[str, Any], output: str) -> str:
     if not isinstance(args, dict):
         raise TypeError(f"args must be a dict, not {type(args).__name__}")
     encoded = json.dumps(args, ensure_ascii=False, default=str)
-    head = str(output if output is not None else "").strip()[:OUTPUT_HEAD]
-    return f"{tool}: {encoded}{ARROW}{head}"
+    text = str(output if output is not None else "").strip()
+    return f"{tool}: {encoded}{ARROW}{_shortened(text)}"
+
+
+def _shortened(text: str) -> str:
+    if len(text) <= OUTPUT_HEAD + OUTPUT_TAIL:
+        return text
+    return f"{text[:OUTPUT_HEAD]}{ELLIPSIS}{text[-OUTPUT_TAIL:]}"
 
 
 def parse_evidence(entry: object) -> ToolCall | None:

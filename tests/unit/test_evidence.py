@@ -33,10 +33,17 @@ def test_arrows_and_colons_inside_args_and_output_survive():
     assert call.output == "a → b: c"
 
 
-def test_output_head_is_the_first_200_characters():
-    call = parse_evidence(format_evidence("read_file", {"path": "x"}, "y" * 500))
+def test_a_long_output_keeps_its_head_and_its_tail():
+    text = "h" * 900 + "t" * 900
+    call = parse_evidence(format_evidence("read_file", {"path": "x"}, text))
 
-    assert call.output == "y" * 200
+    assert call.output == "h" * 700 + " … " + "t" * 300
+
+
+def test_an_output_up_to_1000_characters_is_kept_whole():
+    call = parse_evidence(format_evidence("read_file", {"path": "x"}, "y" * 1000))
+
+    assert call.output == "y" * 1000
 
 
 def test_non_ascii_args_are_kept_readable():

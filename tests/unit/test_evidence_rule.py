@@ -73,6 +73,14 @@ def test_a_value_a_tool_output_shows_passes(tmp_path):
     assert validation.verdict == "matched"
 
 
+def test_a_value_shown_deep_in_a_long_tool_output_passes(tmp_path):
+    # grep -c over a listing: the count stands after 600 characters of paths.
+    listing = "\n".join(f"/srv/data/file-{n:04}.txt" for n in range(25))
+    shown = wc(f"[exit code 0]\n{listing}\n4213 total")
+    validation = judged(result("4213", shown), tmp_path)
+    assert validation.verdict == "matched"
+
+
 def test_a_command_that_failed_is_still_evidence_of_what_happened(tmp_path):
     shown = wc("[exit code 1]\nwc: data.txt: No such file or directory")
     validation = judged(result("no such file", shown), tmp_path)
