@@ -7,8 +7,9 @@ One entry per executed tool call::
 
 The tool name, ``": "``, the arguments as a JSON object, ``" → "``, then the
 (stripped) output: whole up to 1000 characters, else its first 700 and last 300
-joined by `` … `` (a count's total or a traceback's last line is at the end). The parser decodes the JSON with
-``raw_decode``, so arrows and colons inside the arguments or the output are safe.
+joined by `` … `` (a count's total or a traceback's last line is at the end).
+The parser decodes the JSON with ``raw_decode``, so arrows and colons inside the
+arguments or the output are safe.
 
 A shell output, in an entry or in an ExecutionResult, starts with its exit code
 (``split_exit_code`` reads it back)::
