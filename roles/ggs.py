@@ -30,7 +30,6 @@ from roles.contracts import (
     PlanDirective,
     ReplanRequest,
 )
-from roles.evidence import first_target
 from roles.ggs_megrams import action_megrams, calls_of, make_megram, terminal_content
 from roles.ggs_output import (
     Round,
@@ -40,6 +39,7 @@ from roles.ggs_output import (
     blocked_tools,
     dedupe,
     failed_criterion,
+    failed_targets,
     failure_class,
     matched_output,
     success_summary,
@@ -192,7 +192,7 @@ def _replan(
 ) -> StepResult:
     rnd = _decide(state, message, elapsed, config)
     failing = calls_of(o for o in message.outcomes if o.status == "failed")
-    latest = dedupe(first_target(call.args) for _, call in failing)
+    latest = failed_targets(failing)
     tried = dedupe([*state.tried_targets, *latest])
     next_state = _next_state(state, rnd, tried)
     if rnd.directive in TERMINAL:

@@ -2,6 +2,20 @@
 
 The decision itself is in ``roles.ggs``; this module turns a decided ``Round`` into
 the fields of a PlanDirective or FinalResult.
+
+Blocked targets are the inputs that failed. The spec (v0.8, Dynamic MUST NOT
+Injection) gives ``blocked_targets`` the "specific *inputs* that failed", and
+lists them as "failed query strings / commands / paths"; a subtask fails as a
+whole, but its calls do not. So a target is blocked only when its own call
+failed, as the canonical evidence entry shows it (``is_failed_result``): a
+non-zero ``[exit code N]``, or, for a call without an exit code, an ``ERROR:``,
+a ``[LAW1]`` refusal or another failure marker of ``roles.evidence``. The
+``ls`` that found the directory before the ``cat`` that failed stays usable in
+the next round; blocking it would forbid the step that worked and teach R2
+nothing about the one that did not. Only calls of failing subtasks count: a
+matched subtask's detours were corrected in its own fast loop (R4a). Failed
+targets accumulate across rounds (``GGSState.tried_targets``), and the ∇L urgency
+rules choose between all of them and this round's.
 """
 
 from __future__ import annotations
@@ -11,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roles.contracts import CriterionVerdict, Loss, SubTaskOutcome
-from roles.evidence import ToolCall, is_failed_call
+from roles.evidence import ToolCall, first_target, is_failed_call, split_exit_code
 from roles.loss import GGSConfig
 
 FailingCall = tuple[SubTaskOutcome, ToolCall]
@@ -61,8 +75,28 @@ def blocked_tools(
         by_outcome.setdefault(outcome.subtask_id, []).append(call)
     tools = []
     for calls in by_outcome.values():
-        tools += [c.tool for c in calls if is_failed_call(c)] or [calls[-1].tool]
+        tools += [c.tool for c in calls if is_failed_result(c)] or [calls[-1].tool]
     return dedupe(tools)
+
+
+def is_failed_result(call: ToolCall) -> bool:
+    """Return True when the call's own result failed.
+
+    A shell result's ``[exit code N]`` line decides: non-zero failed, zero did
+    not, whatever words the output holds. A call without one failed when its
+    output is an error, a refusal or a Law 1 denial.
+    """
+    code, _ = split_exit_code(call.output)
+    if code is not None:
+        return code != 0
+    return is_failed_call(call)
+
+
+def failed_targets(failing: list[FailingCall]) -> list[str]:
+    """Return the targets of the failing subtasks' calls that failed, once each."""
+    return dedupe(
+        first_target(call.args) for _, call in failing if is_failed_result(call)
+    )
 
 
 def blocked_targets(
@@ -70,7 +104,8 @@ def blocked_targets(
 ) -> list[str]:
     """Return the targets R2 must not reuse (environmental directives only).
 
-    change_path, and refine while the loss worsens, block every target tried in
+    ``latest`` are this round's failed targets, ``tried`` the run's so far.
+    change_path, and refine while the loss worsens, block every failed target of
     the run; refine while the loss improves blocks only this round's.
     """
     if rnd.directive == "change_path" or (
@@ -110,7 +145,7 @@ def action_rationale(rnd: Round, config: GGSConfig, gap: str) -> str:
         "tools, demand novel approach.",
         "change_path": f"Plateau (|∇L|={abs(g):.3f} < ε={eps}, D={d:.2f} > "
         f"δ={delta}), environmental origin (P={p:.2f} ≤ ρ={rho}). Same tool class, "
-        "different target; all tried targets blocked.",
+        "different target; all failed targets blocked.",
         "change_approach": f"Loss {'worsening' if worse else 'improving'} "
         f"(∇L={g:+.3f}, |∇L| ≥ ε={eps}) with logical failure (P={p:.2f} > ρ={rho}). "
         + (
@@ -121,7 +156,7 @@ def action_rationale(rnd: Round, config: GGSConfig, gap: str) -> str:
         "refine": f"Loss {'worsening' if worse else 'decreasing'} (∇L={g:+.3f}, "
         f"|∇L| ≥ ε={eps}), approach is sound (P={p:.2f} ≤ ρ={rho}). "
         + (
-            "Adjust path/parameters; all tried targets blocked."
+            "Adjust path/parameters; all failed targets blocked."
             if worse
             else "Tighten parameters; the latest failed targets blocked."
         ),

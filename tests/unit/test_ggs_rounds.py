@@ -18,6 +18,11 @@ def shell(command, output=""):
     return format_evidence("shell", {"command": command}, output)
 
 
+def missing(command):
+    """Return the evidence of a shell call that failed on a missing path."""
+    return shell(command, f"[exit code 2]\n{command}: No such file or directory")
+
+
 def failed(sid, klass="environmental", calls=(), **extra):
     return SubTaskOutcome(
         subtask_id=sid,
@@ -141,7 +146,7 @@ def test_blocked_targets_accumulate_across_rounds():
 
 def test_targets_tried_under_a_logical_directive_still_accumulate():
     rounds = run(
-        replan(failed("a", "logical", calls=[shell("grep -r x /a")])),  # L 0.92
+        replan(failed("a", "logical", calls=[missing("grep -r x /a")])),  # L 0.92
         replan(failed("a", calls=[shell("ls /b", "not found")])),  # L 0.76
         replan(failed("a", calls=[shell("ls /c", "not found")])),  # L 0.84
     )
@@ -155,8 +160,8 @@ def test_targets_tried_under_a_logical_directive_still_accumulate():
 
 def test_refine_while_improving_blocks_only_the_latest_targets():
     rounds = run(
-        replan(failed("a", calls=[shell("ls /a")])),  # L 0.68
-        replan(failed("a", calls=[shell("ls /b")]), matched("b")),  # L 0.46
+        replan(failed("a", calls=[missing("ls /a")])),  # L 0.68
+        replan(failed("a", calls=[missing("ls /b")]), matched("b")),  # L 0.46
     )
 
     out = rounds[1].output
@@ -168,10 +173,10 @@ def test_refine_while_improving_blocks_only_the_latest_targets():
 
 def test_refine_while_worsening_blocks_every_tried_target():
     rounds = run(
-        replan(failed("a", calls=[shell("ls /a")]), matched("b"), matched("c")),
+        replan(failed("a", calls=[missing("ls /a")]), matched("b"), matched("c")),
         replan(
-            failed("a", calls=[shell("ls /b")]),
-            failed("b", calls=[shell("ls /c")]),
+            failed("a", calls=[missing("ls /b")]),
+            failed("b", calls=[missing("ls /c")]),
             matched("c"),
         ),
     )

@@ -1,0 +1,133 @@
+"""GGS blocks the inputs that failed, not every input of a failing subtask."""
+
+from __future__ import annotations
+
+import pytest
+
+from roles.contracts import CriterionVerdict, ReplanRequest, SubTaskOutcome
+from roles.evidence import format_evidence
+from roles.ggs import GGSState, step
+from roles.tools import Toolbox, ToolError
+
+
+def shell(command: str, output: str) -> str:
+    return format_evidence("shell", {"command": command}, output)
+
+
+def failed(sid: str, calls, klass: str = "environmental") -> SubTaskOutcome:
+    return SubTaskOutcome(
+        subtask_id=sid,
+        parent_task_id="t",
+        status="failed",
+        criteria_verdicts=[
+            CriterionVerdict(
+                criterion=f"{sid} works", verdict="fail", failure_class=klass
+            )
+        ],
+        tool_calls=list(calls),
+    )
+
+
+def matched(sid: str) -> SubTaskOutcome:
+    return SubTaskOutcome(subtask_id=sid, parent_task_id="t", status="matched")
+
+
+def replan(*outcomes: SubTaskOutcome) -> ReplanRequest:
+    return ReplanRequest(task_id="t", outcomes=list(outcomes))
+
+
+def rounds(*messages: ReplanRequest):
+    state, results = GGSState(), []
+    for message in messages:
+        results.append(step(state, message))
+        state = results[-1].state
+    return results
+
+
+LISTED = shell("ls /data", "[exit code 0]\nreport.csv")
+MISSING = shell("cat /data/b.csv", "[exit code 1]\ncat: /data/b.csv: No such file")
+
+
+def test_the_successful_ls_of_a_failing_subtask_stays_usable_next_round(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    first = Toolbox(tmp_path)
+    first.call("shell", {"command": "ls"})
+    first.call("shell", {"command": "cat missing.txt"})
+
+    directive = step(GGSState(), replan(failed("a", first.evidence))).output
+
+    assert directive.directive == "change_path"
+    assert directive.blocked_targets == ["cat missing.txt"]
+    second = Toolbox(tmp_path, blocked_targets=directive.blocked_targets)
+    assert "notes.txt" in second.call("shell", {"command": "ls"})
+    with pytest.raises(ToolError, match="blocked by GGS: command 'cat missing.txt'"):
+        second.call("shell", {"command": "cat missing.txt"})
+
+
+def test_only_the_failed_call_of_a_failing_subtask_is_blocked():
+    out = step(GGSState(), replan(failed("a", [LISTED, MISSING]))).output
+
+    assert out.blocked_targets == ["cat /data/b.csv"]
+
+
+def test_a_zero_exit_code_is_success_whatever_the_output_says():
+    counted = shell("grep -c error app.log", "[exit code 0]\nerror: 3 lines")
+
+    out = step(GGSState(), replan(failed("a", [counted, MISSING]))).output
+
+    assert out.blocked_targets == ["cat /data/b.csv"]
+
+
+def test_errors_refusals_and_denials_are_failed_inputs():
+    entries = [
+        format_evidence("read_file", {"path": "a.md"}, "ERROR: no such file a.md"),
+        shell("rm -rf build", "[LAW1] rm deletes files — denied by the operator"),
+        shell("ls /b", "ERROR: blocked by GGS: command 'ls /b' failed earlier"),
+        format_evidence("fetch_url", {"url": "http://x"}, "connection refused"),
+        format_evidence("read_file", {"path": "b.md"}, "# Notes\nall fine"),
+    ]
+
+    out = step(GGSState(), replan(failed("a", entries))).output
+    assert out.blocked_targets == ["a.md", "rm -rf build", "ls /b", "http://x"]
+
+
+def test_failed_targets_accumulate_across_rounds_and_successful_ones_never_do():
+    head = shell("head /data/c.csv", "[exit code 1]\nhead: /data/c.csv: No such file")
+
+    first, second = rounds(
+        replan(failed("a", [LISTED, MISSING])),
+        replan(failed("a", [LISTED, head])),
+    )
+
+    assert second.output.directive == "change_path"
+    assert second.output.blocked_targets == ["cat /data/b.csv", "head /data/c.csv"]
+    assert second.state.tried_targets == ["cat /data/b.csv", "head /data/c.csv"]
+
+
+def test_refine_while_improving_blocks_only_this_round_s_failed_targets():
+    head = shell("head /data/c.csv", "[exit code 1]\nhead: /data/c.csv: No such file")
+
+    first, second = rounds(
+        replan(failed("a", [LISTED, MISSING])),  # L 0.68
+        replan(failed("a", [LISTED, head]), matched("b")),  # L 0.46
+    )
+
+    out = second.output
+    assert out.directive == "refine" and out.grad_l < 0
+    assert out.blocked_targets == ["head /data/c.csv"]
+
+
+def test_change_approach_while_improving_keeps_a_tool_whose_call_succeeded():
+    calls = [
+        format_evidence("read_file", {"path": "a.md"}, "ERROR: no such file a.md"),
+        shell("grep -c error app.log", "[exit code 0]\nerror: 3 lines"),
+    ]
+
+    first, second = rounds(
+        replan(failed("a", calls, "logical")),  # L 0.92
+        replan(failed("a", calls, "logical"), matched("b")),  # L 0.68
+    )
+
+    out = second.output
+    assert out.directive == "change_approach" and out.grad_l < 0
+    assert out.blocked_tools == ["read_file"]
