@@ -13,7 +13,7 @@ turn an action into abandon, never a success.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,11 +29,11 @@ from roles.contracts import (
     OutcomeSummary,
     PlanDirective,
     ReplanRequest,
+    SubTaskOutcome,
 )
 from roles.ggs_megrams import action_megrams, calls_of, make_megram, terminal_content
 from roles.ggs_output import (
     Round,
-    abandon_summary,
     action_rationale,
     blocked_targets,
     blocked_tools,
@@ -41,9 +41,8 @@ from roles.ggs_output import (
     failed_criterion,
     failed_targets,
     failure_class,
-    matched_output,
-    success_summary,
     terminal_rationale,
+    terminal_report,
 )
 from roles.loss import (
     GGSConfig,
@@ -102,9 +101,10 @@ class StepResult:
 
 
 @dataclass(frozen=True)
-class _Stamp:
+class _Given:
     now: datetime | None
     id_factory: Callable[[], str] | None
+    run_outcomes: Sequence[SubTaskOutcome]
 
 
 def step(
@@ -115,11 +115,15 @@ def step(
     human_wait_ms: float = 0,
     now: datetime | None = None,
     id_factory: Callable[[], str] | None = None,
+    run_outcomes: Sequence[SubTaskOutcome] = (),
 ) -> StepResult:
     """Return GGS's answer to ``message`` given the run's ``state``.
 
     ``human_wait_ms`` (time spent waiting on approvals and answers) is taken off
-    the elapsed time, so it does not count toward Ω.
+    the elapsed time, so it does not count toward Ω. ``run_outcomes``, every
+    subtask's outcome across the run's rounds, is what a success or an abandon
+    reports as done and failed (by default, this round's outcomes): the loss
+    judges the round, the result tells what the run did.
     """
     if not isinstance(state, GGSState):
         raise TypeError(f"state must be a GGSState, not {type(state).__name__}")
@@ -136,7 +140,8 @@ def step(
         )
     elapsed = max(0.0, message.elapsed_ms - human_wait_ms)
     handler = _accept if isinstance(message, OutcomeSummary) else _replan
-    return handler(state, message, elapsed, config, _Stamp(now, id_factory))
+    given = _Given(now, id_factory, run_outcomes or message.outcomes)
+    return handler(state, message, elapsed, config, given)
 
 
 def select_directive(
@@ -162,7 +167,7 @@ def _accept(
     message: OutcomeSummary,
     elapsed: float,
     config: GGSConfig,
-    stamp: _Stamp,
+    given: _Given,
 ) -> StepResult:
     # Accept does not count as a replan: Ω uses the rounds already spent.
     omega = resource_cost(state.replans, elapsed, config)
@@ -179,7 +184,7 @@ def _accept(
     return StepResult(
         output=result,
         state=_next_state(state, rnd, state.tried_targets),
-        megrams=[_terminal_megram(message.task_id, "accept", content, stamp)],
+        megrams=[_terminal_megram(message.task_id, "accept", content, given)],
     )
 
 
@@ -188,7 +193,7 @@ def _replan(
     message: ReplanRequest,
     elapsed: float,
     config: GGSConfig,
-    stamp: _Stamp,
+    given: _Given,
 ) -> StepResult:
     rnd = _decide(state, message, elapsed, config)
     failing = calls_of(o for o in message.outcomes if o.status == "failed")
@@ -196,7 +201,7 @@ def _replan(
     tried = dedupe([*state.tried_targets, *latest])
     next_state = _next_state(state, rnd, tried)
     if rnd.directive in TERMINAL:
-        return _terminal(state, message, rnd, config, stamp, next_state)
+        return _terminal(state, message, rnd, config, given, next_state)
     directive = PlanDirective(
         task_id=message.task_id,
         loss=rnd.loss,
@@ -213,7 +218,7 @@ def _replan(
         rationale=action_rationale(rnd, config, message.gap_summary),
     )
     megrams = action_megrams(
-        rnd.directive, failing, now=stamp.now, id_factory=stamp.id_factory
+        rnd.directive, failing, now=given.now, id_factory=given.id_factory
     )
     return StepResult(output=directive, state=next_state, megrams=megrams)
 
@@ -244,19 +249,15 @@ def _terminal(
     message: ReplanRequest,
     rnd: Round,
     config: GGSConfig,
-    stamp: _Stamp,
+    given: _Given,
     next_state: GGSState,
 ) -> StepResult:
-    outcomes, gap = message.outcomes, message.gap_summary
-    if rnd.directive == "success":
-        summary = success_summary(rnd, outcomes, gap, config)
-        output = matched_output(outcomes)
-    else:
-        summary, output = abandon_summary(rnd, outcomes, gap, config), None
+    gap = message.gap_summary
+    summary, output = terminal_report(rnd, given.run_outcomes, gap, config)
     rationale = terminal_rationale(rnd, config, gap)
     result = _final(state, message.task_id, rnd, (summary, output, rationale))
-    content = terminal_content(rnd.directive, outcomes, summary, gap)
-    megram = _terminal_megram(message.task_id, rnd.directive, content, stamp)
+    content = terminal_content(rnd.directive, message.outcomes, summary, gap)
+    megram = _terminal_megram(message.task_id, rnd.directive, content, given)
     return StepResult(output=result, state=next_state, megrams=[megram])
 
 
@@ -287,14 +288,14 @@ def _next_state(state: GGSState, rnd: Round, tried: list[str]) -> GGSState:
     )
 
 
-def _terminal_megram(task_id: str, state: str, content: str, stamp: _Stamp) -> Megram:
+def _terminal_megram(task_id: str, state: str, content: str, given: _Given) -> Megram:
     return make_megram(
         f"intent:{task_id}",
         "env:local",
         content,
         state,
-        now=stamp.now,
-        id_factory=stamp.id_factory,
+        now=given.now,
+        id_factory=given.id_factory,
     )
 
 

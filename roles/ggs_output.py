@@ -20,7 +20,8 @@ rules choose between all of them and this round's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,8 @@ from roles.evidence import ToolCall, first_target, is_failed_call, split_exit_co
 from roles.loss import GGSConfig
 
 FailingCall = tuple[SubTaskOutcome, ToolCall]
+# How much of a completed subtask's output an abandon summary shows.
+OUTPUT_HEAD = 80
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,7 @@ def abandon_cause(rnd: Round, config: GGSConfig) -> str:
 
 
 def success_summary(
-    rnd: Round, outcomes: list[SubTaskOutcome], gap: str, config: GGSConfig
+    rnd: Round, outcomes: Sequence[SubTaskOutcome], gap: str, config: GGSConfig
 ) -> str:
     """Return the FinalResult summary of a success (D ≤ δ) round."""
     done, failed = _split(outcomes)
@@ -206,11 +209,28 @@ def success_summary(
     return " ".join(parts)
 
 
+def terminal_report(
+    rnd: Round, outcomes: Sequence[SubTaskOutcome], gap: str, config: GGSConfig
+) -> tuple[str, Any]:
+    """Return the summary and output of a success or abandon FinalResult.
+
+    ``outcomes`` are the run's, across rounds: work a round completed stays
+    completed when a later round fails or runs nothing.
+    """
+    if rnd.directive == "success":
+        return success_summary(rnd, outcomes, gap, config), matched_output(outcomes)
+    return abandon_summary(rnd, outcomes, gap, config), None
+
+
 def abandon_summary(
-    rnd: Round, outcomes: list[SubTaskOutcome], gap: str, config: GGSConfig
+    rnd: Round, outcomes: Sequence[SubTaskOutcome], gap: str, config: GGSConfig
 ) -> str:
-    """Return the FinalResult summary of an abandon: done, failed and the gap."""
-    done, failed = _split(outcomes)
+    """Return the FinalResult summary of an abandon: done, failed and the gap.
+
+    An abandon delivers no output, so each completed subtask shows its output's
+    head here.
+    """
+    done, failed = _split(outcomes, with_output=True)
     parts = [f"❌ Task abandoned: {abandon_cause(rnd, config)}."]
     parts.append(f"Completed: {'; '.join(done)}." if done else "Completed: nothing.")
     if failed:
@@ -226,7 +246,7 @@ def abandon_summary(
     return f"[LAW1] {summary}" if _mentions_law1(outcomes) else summary
 
 
-def matched_output(outcomes: list[SubTaskOutcome]) -> Any:
+def matched_output(outcomes: Sequence[SubTaskOutcome]) -> Any:
     """Return the outputs of matched outcomes: None, the single one, or a list."""
     outputs = [o.output for o in outcomes if o.status == "matched" and o.output]
     if not outputs:
@@ -239,15 +259,30 @@ def dedupe(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(v for v in values if v))
 
 
-def _split(outcomes: list[SubTaskOutcome]) -> tuple[list[str], list[str]]:
+def _split(
+    outcomes: Sequence[SubTaskOutcome], *, with_output: bool = False
+) -> tuple[list[str], list[str]]:
     def label(outcome: SubTaskOutcome) -> str:
         return outcome.intent or outcome.subtask_id
 
-    done = [label(o) for o in outcomes if o.status == "matched"]
+    def done_label(outcome: SubTaskOutcome) -> str:
+        head = _output_head(outcome.output) if with_output else ""
+        return f"{label(outcome)} → {head}" if head else label(outcome)
+
+    done = [done_label(o) for o in outcomes if o.status == "matched"]
     return done, [label(o) for o in outcomes if o.status != "matched"]
 
 
-def _mentions_law1(outcomes: list[SubTaskOutcome]) -> bool:
+def _output_head(output: Any) -> str:
+    if output is None:
+        return ""
+    text = output if isinstance(output, str) else json.dumps(output, default=str)
+    _, text = split_exit_code(text.strip())
+    text = " ".join(text.split())
+    return text if len(text) <= OUTPUT_HEAD else text[:OUTPUT_HEAD] + "…"
+
+
+def _mentions_law1(outcomes: Sequence[SubTaskOutcome]) -> bool:
     return any(
         "[LAW1]" in (o.failure_reason or "") or any("[LAW1]" in c for c in o.tool_calls)
         for o in outcomes

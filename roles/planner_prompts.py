@@ -18,6 +18,7 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
+from roles.evidence import split_exit_code
 
 OUTCOME_OUTPUT_CHARS = 400
 
@@ -128,7 +129,8 @@ def next_moves_messages(
     parts = [
         "TaskSpec:\n" + _json(spec.model_dump(mode="json")),
         f"Why it was abandoned: {final.summary}\n{final.rationale}".rstrip(),
-        "Outcomes:\n" + (outcomes_text(outcomes) or "(no subtask ran)"),
+        "Outcomes of the run's subtasks, every round (a match is kept over a later "
+        "failure):\n" + (outcomes_text(outcomes) or "(no subtask ran)"),
     ]
     return [
         {"role": "system", "content": NEXT_MOVES_SYSTEM},
@@ -182,13 +184,18 @@ def template_next_moves(
 
 
 def accomplished_text(outcomes: Sequence[SubTaskOutcome]) -> str:
-    """Return what the matched outcomes accomplished, in one line."""
+    """Return what the matched outcomes accomplished, in one line.
+
+    ``outcomes`` are the run's, across rounds, so work an earlier round did
+    counts when the last round did nothing.
+    """
     done = [o for o in outcomes if o.status == "matched"]
     if not done:
         return "Nothing was accomplished: no subtask succeeded."
     parts = []
     for outcome in done:
-        output = output_text(outcome.output)
+        # The exit code line of a shell output says nothing a match did not.
+        output = " ".join(split_exit_code(output_text(outcome.output))[1].split())
         head = output[:120] + ("…" if len(output) > 120 else "")
         parts.append(f"{_name(outcome)}" + (f" → {head}" if head else ""))
     return f"Completed {len(done)} of {len(outcomes)} subtasks: " + "; ".join(parts)

@@ -14,6 +14,7 @@ Example of a stored fan-in::
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -150,6 +151,9 @@ class RunState(BaseModel):
     replan_requests: int = 0
     loss: Loss | None = None
     cost_by_role: dict = Field(default_factory=dict)
+    # Each subtask's outcome across the rounds, keyed by its intent (see
+    # ``keep_outcomes``): what the run did, when the last round did nothing.
+    run_outcomes: dict[str, SubTaskOutcome] = Field(default_factory=dict)
 
     def is_planned(self, round_: int) -> bool:
         """Return True when this round was planned already."""
@@ -175,3 +179,30 @@ class RunState(BaseModel):
         if self.directive is None:
             return [], []
         return list(self.directive.blocked_tools), list(self.directive.blocked_targets)
+
+    def keep_outcomes(self, outcomes: Iterable[SubTaskOutcome]) -> None:
+        """Remember a round's outcomes, the latest per intent.
+
+        A match is kept over a later failure of the same intent: its work was
+        done, whatever a later round did.
+        """
+        _keep(self.run_outcomes, outcomes)
+
+    def outcomes_so_far(self) -> list[SubTaskOutcome]:
+        """Return every subtask's outcome across the rounds, the current one's too.
+
+        What a run did, for its result and R2's next moves: a run cancelled or
+        out of time mid-round still counts the outcomes that round collected.
+        """
+        return list(_keep(dict(self.run_outcomes), self.previous_outcomes()).values())
+
+
+def _keep(
+    kept: dict[str, SubTaskOutcome], outcomes: Iterable[SubTaskOutcome]
+) -> dict[str, SubTaskOutcome]:
+    for outcome in outcomes:
+        key = outcome.intent or outcome.subtask_id
+        known = kept.get(key)
+        if known is None or known.status != "matched" or outcome.status == "matched":
+            kept[key] = outcome
+    return kept

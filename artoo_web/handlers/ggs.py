@@ -22,17 +22,20 @@ def solve(msg: BusMessage) -> None:
     run = lock_current(msg.run_id, msg.round)
     if run is None:
         return
+    message = CONTRACT[msg.type].model_validate(msg.payload)
+    state = run.load_state()
+    state.keep_outcomes(message.outcomes)
     result = ggs.step(
         ggs.GGSState.from_dict(run.ggs_state or {}),
-        CONTRACT[msg.type].model_validate(msg.payload),
+        message,
         GGSConfig(time_budget_ms=settings.ARTOO_TIME_BUDGET_S * 1000),
         human_wait_ms=run.human_wait_ms,
         now=timezone.now(),
         id_factory=runtime.new_id,
+        run_outcomes=state.outcomes_so_far(),
     )
     run.ggs_state = result.state.to_dict()
     output = result.output
-    state = run.load_state()
     state.loss = output.loss
     for megram in result.megrams + feedback(state, output):
         bus.send(run, "R7", "R5", "Megram", megram)

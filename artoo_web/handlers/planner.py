@@ -158,7 +158,7 @@ def write_next_moves(run_id, final: FinalResult) -> None:
     if BusMessage.objects.filter(run=run, type="NextMoves").exists():
         return
     moves, usage = planner.next_moves(
-        spec, final, state.previous_outcomes(), model=runtime.model_for("R2", run)
+        spec, final, state.outcomes_so_far(), model=runtime.model_for("R2", run)
     )
     with transaction.atomic():
         run = Run.objects.select_for_update().get(id=run_id)

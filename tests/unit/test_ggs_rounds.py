@@ -294,7 +294,7 @@ def test_abandon_lists_what_was_completed_what_failed_and_the_gap():
 
     assert out.directive == "abandon"
     assert out.output is None
-    assert "Completed: create the folder." in out.summary
+    assert "Completed: create the folder → ok." in out.summary
     assert "Failed: download the data." in out.summary
     assert "Gap: network unreachable" in out.summary
     assert "budget exhausted (Ω=0.80 ≥ θ=0.8)" in out.summary
