@@ -7,6 +7,8 @@ from uuid import UUID
 BUS_ALL = "artoo.bus.all"
 BUS_PATTERN = "artoo.bus.*"
 AUDIT = "artoo.audit"
+# The operator's memories (a JSON list of texts) the memory worker leaves for R1.
+GLOBAL_MEMORIES = "artoo.memory.global"
 
 
 def bus_run(run_id: UUID | str) -> str:

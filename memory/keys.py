@@ -1,11 +1,16 @@
 """Build the LevelDB keys of the Megram store (paper §6.6).
 
-Four key kinds, ``|`` as separator::
+Four key kinds for Megrams, ``|`` as separator::
 
     m|<id>                    -> Megram JSON (primary record)
     x|<space>|<entity>|<id>   -> summary (pair index, scanned by prefix)
     l|<level>|<id>            -> b""  (level index)
     r|<id>                    -> ISO 8601 UTC time of the last recall
+
+and two for the lexical index of task intents (``memory/intents.py``)::
+
+    i|<space>                 -> {"intent": "list the python files", "words": [..]}
+    w|<word>|<space>          -> b""  (word index, scanned by prefix)
 
 A ``|`` inside a space or entity becomes ``_`` (``tool:a|b`` is indexed as
 ``x|tool:a_b|...``); the stored record keeps the original text, so readers
@@ -26,6 +31,8 @@ RECORD = b"m|"
 INDEX = b"x|"
 LEVEL = b"l|"
 RECALL = b"r|"
+INTENT = b"i|"
+WORD = b"w|"
 
 
 def key_part(text: str) -> str:
@@ -71,3 +78,18 @@ def index_key(space: str, entity: str, megram_id: str) -> bytes:
 def id_of(key: bytes) -> str:
     """Return the Megram id at the end of an index, level or recall key."""
     return key[key.rfind(b"|") + 1 :].decode()
+
+
+def intent_key(space: str) -> bytes:
+    """Return the key holding the indexed intent of a task space."""
+    return INTENT + key_part(space).encode()
+
+
+def word_prefix(word: str) -> bytes:
+    """Return the prefix shared by every word-index key of ``word``."""
+    return WORD + f"{key_part(word)}{SEP}".encode()
+
+
+def word_key(word: str, space: str) -> bytes:
+    """Return the word-index key tying ``word`` to a task space."""
+    return word_prefix(word) + key_part(space).encode()

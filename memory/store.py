@@ -17,8 +17,9 @@ from typing import Any
 import plyvel
 
 from roles.contracts import Megram, Potentials
+from roles.memory_contracts import RelatedTask, TargetSignal
 
-from . import keys, overview, records
+from . import intents, keys, overview, records, targets
 from .dreamer import Distil, DreamReport, run_pass
 from .potentials import potentials, summary_sums
 
@@ -144,9 +145,20 @@ class MegramStore:
         self, space: str, entity: str, now: datetime | None = None
     ) -> list[Megram]:
         """Return a pair's C-level Megrams, newest first, stamping their recall."""
+        return self._recall_levels(space, entity, now, ("C",))
+
+    def query_rules(
+        self, space: str, entity: str, now: datetime | None = None
+    ) -> list[Megram]:
+        """Return a pair's C- and T-level Megrams, newest first, stamping recall."""
+        return self._recall_levels(space, entity, now, ("C", "T"))
+
+    def _recall_levels(
+        self, space: str, entity: str, now: datetime | None, levels: tuple[str, ...]
+    ) -> list[Megram]:
         stamp = records.resolve_now(now).isoformat().encode()
         with self._lock:
-            hits = [r for r in self._pair(space, entity) if r["level"] == "C"]
+            hits = [r for r in self._pair(space, entity) if r["level"] in levels]
             with self._db.write_batch(transaction=True) as batch:
                 for rec in hits:
                     batch.put(keys.recall_key(rec["id"]), stamp)
@@ -162,6 +174,34 @@ class MegramStore:
             if r["level"] in ("M", "K") and r["state"] != records.CONSOLIDATED
         ]
         return _newest_first(recs)[:n]
+
+    def index_intent(self, space: str, intent: str) -> None:
+        """Add a task's intent to the lexical index under its space."""
+        _need_text(space, "space")
+        with self._lock:
+            intents.index(self._db, space, intent)
+
+    def related_intents(
+        self, space: str, intent: str, entity: str = "env:local", limit: int = 2
+    ) -> list[RelatedTask]:
+        """Return past tasks whose indexed intent shares enough words, best first."""
+        hits = intents.related(self._db, space, intent, entity, limit)
+        return [RelatedTask(space=s, intent=i, score=score) for s, i, score in hits]
+
+    def target_signals(
+        self,
+        tools: list[str],
+        limit: int = 50,
+        now: datetime | None = None,
+        intent: str = "",
+    ) -> list[TargetSignal]:
+        """Return the (tool, target) pairs memory says to avoid or to confirm.
+
+        Only pairs of ``tools`` count (every tool's when ``tools`` is empty);
+        those whose target ``intent`` names come first.
+        """
+        now_ts = records.resolve_now(now).timestamp()
+        return targets.signals(self._db, list(tools), now_ts, limit, intent)
 
     def _pair(self, space: str, entity: str) -> list[dict[str, Any]]:
         _need_text(space, "space")

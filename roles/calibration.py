@@ -5,15 +5,23 @@ in the order they appear in the prompt::
 
     MUST NOT (GGS blocked_targets — …):      "Do not use this … again: <target>"
     MUST NOT (GGS blocked_tools — …):        "Do not use tool: <tool>"
+    OPERATOR RULES (remembered …):           what an operator remembered
     MUST NOT (proven constraints …):         C-level SOPs with σ ≤ 0
     SHOULD PREFER (proven best practices …): C-level SOPs with σ > 0
+    MUST NOT (memory Avoid — …):             "<tool>: <target> — <why>"
+    CAUTION (memory Caution — …):            "<tool>: <target> — <why>"
     MUST NOT (recent experience …):          abandoned runs (or σ < 0)
     SHOULD PREFER (recent experience …):     accepted/successful runs (or σ > 0)
     CAUTION (recent experience …):           other recent entries with σ = 0
 
-When memory gives no entry, the potentials speak instead (Exploit, Avoid,
-Caution). At most 10 memory entries are injected; the directive's blocks are
-never cut, since the tool layer enforces them anyway.
+SOPs and recent entries of a related past task (another task_id whose intent
+shares the words of this one) say so. When memory gives no entry, the
+potentials speak instead (Exploit, Avoid, Caution). At most 10 memory entries
+are injected; the directive's blocks are never cut, since the tool layer
+enforces them anyway. Memory's Avoid targets are outside that cap, at most 5
+(R5 puts those the intent names first): the tool layer refuses every one of
+them, listed or not. Negative feedback is evidence against a rule, never a
+rule or an experience of its own, so it is never injected.
 """
 
 from __future__ import annotations
@@ -21,14 +29,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from roles.contracts import Megram, MemoryRecall, PlanDirective
+from roles.memory_contracts import TargetSignal
 
 MAX_MEMORY_ENTRIES = 10
+MAX_AVOID_LINES = 5
 SUCCESS_STATES = frozenset({"accept", "success"})
 FAILURE_STATES = frozenset({"abandon"})
 # Action-state Megrams describe a tool and target, not an approach to a task.
 ACTION_STATES = frozenset(
     {"refine", "change_path", "change_approach", "break_symmetry"}
 )
+FEEDBACK_STATE = "negative_feedback"
 
 BLOCKED_TARGETS = (
     "MUST NOT (GGS blocked_targets — specific inputs already tried and blocked "
@@ -37,8 +48,17 @@ BLOCKED_TARGETS = (
 BLOCKED_TOOLS = (
     "MUST NOT (GGS blocked_tools — tool names that are logically wrong for this task):"
 )
+OPERATOR_RULES = "OPERATOR RULES (remembered by the operator — obey these):"
 SOP_MUST_NOT = "MUST NOT (proven constraints from accumulated experience):"
 SOP_PREFER = "SHOULD PREFER (proven best practices from accumulated experience):"
+TARGET_AVOID = (
+    "MUST NOT (memory Avoid — tool targets that failed in earlier tasks; the tool "
+    "layer refuses them):"
+)
+TARGET_CAUTION = (
+    "CAUTION (memory Caution — tool targets with mixed results in earlier tasks; "
+    "the operator is asked before each use):"
+)
 RECENT_MUST_NOT = "MUST NOT (recent experience — these approaches failed):"
 RECENT_PREFER = "SHOULD PREFER (recent experience — these approaches succeeded):"
 RECENT_CAUTION = "CAUTION (recent experience — outcome unclear, check carefully):"
@@ -62,8 +82,9 @@ POTENTIAL_BLOCKS = {
 class Calibration:
     """The MUST NOT / SHOULD PREFER / CAUTION entries and their prompt text.
 
-    ``injected_sops`` lists the ids of the C-level rules in the prompt, so a
-    failing round can be fed back to them.
+    ``injected_sops`` lists the ids of the learned C-level rules in the prompt,
+    so a failing round can be fed back to them; an operator's rules are the
+    operator's to forget, not experience a round can contradict.
     """
 
     must_not: list[str]
@@ -71,6 +92,7 @@ class Calibration:
     caution: list[str]
     text: str
     injected_sops: list[str] = field(default_factory=list)
+    operator: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -103,27 +125,44 @@ def calibrate(
 
 def _memory_blocks(out: _Blocks, recall: MemoryRecall) -> list[str]:
     budget = MAX_MEMORY_ENTRIES
-    sops = [m for m in recall.sops if m.content.strip()][:budget]
+    operator = [m for m in recall.operator if m.content.strip()][:budget]
+    budget -= len(operator)
+    sops = [m for m in recall.sops if _is_rule(m)][:budget]
     budget -= len(sops)
+    avoid = [t for t in recall.targets if t.action == "Avoid"][:MAX_AVOID_LINES]
+    caution = [t for t in recall.targets if t.action == "Caution"][:budget]
+    budget -= len(caution)
     recent = [m for m in recall.recent if _is_experience(m)][:budget]
-    out.add("must_not", SOP_MUST_NOT, [_line(m) for m in sops if m.sigma <= 0])
-    out.add("should_prefer", SOP_PREFER, [_line(m) for m in sops if m.sigma > 0])
-    out.add("must_not", RECENT_MUST_NOT, [_line(m) for m in recent if _valence(m) < 0])
+    line = _liner(recall)
+    out.add("operator", OPERATOR_RULES, [line(m) for m in operator])
+    out.add("must_not", SOP_MUST_NOT, [line(m) for m in sops if m.sigma <= 0])
+    out.add("should_prefer", SOP_PREFER, [line(m) for m in sops if m.sigma > 0])
+    out.add("must_not", TARGET_AVOID, [_target_line(t) for t in avoid])
+    out.add("caution", TARGET_CAUTION, [_target_line(t) for t in caution])
+    out.add("must_not", RECENT_MUST_NOT, [line(m) for m in recent if _valence(m) < 0])
     out.add(
-        "should_prefer", RECENT_PREFER, [_line(m) for m in recent if _valence(m) > 0]
+        "should_prefer", RECENT_PREFER, [line(m) for m in recent if _valence(m) > 0]
     )
-    out.add("caution", RECENT_CAUTION, [_line(m) for m in recent if _valence(m) == 0])
+    out.add("caution", RECENT_CAUTION, [line(m) for m in recent if _valence(m) == 0])
     if not sops and not recent and recall.action in POTENTIAL_BLOCKS:
-        header, line = POTENTIAL_BLOCKS[recall.action]
+        header, text = POTENTIAL_BLOCKS[recall.action]
         kind = {"Exploit": "should_prefer", "Avoid": "must_not"}.get(
             recall.action, "caution"
         )
-        out.add(kind, header, [line])
+        out.add(kind, header, [text])
     return [m.id for m in sops if m.id]
 
 
+def _is_rule(megram: Megram) -> bool:
+    return bool(megram.content.strip()) and megram.state != FEEDBACK_STATE
+
+
 def _is_experience(megram: Megram) -> bool:
-    return bool(megram.content.strip()) and megram.state not in ACTION_STATES
+    return (
+        bool(megram.content.strip())
+        and megram.state not in ACTION_STATES
+        and megram.state != FEEDBACK_STATE
+    )
 
 
 def _valence(megram: Megram) -> int:
@@ -139,8 +178,30 @@ def _line(megram: Megram) -> str:
     return " ".join(megram.content.split())
 
 
+def _liner(recall: MemoryRecall):
+    """Return the line writer that names the related task an entry comes from."""
+    intents = {r.space: r.intent for r in recall.related}
+
+    def line(megram: Megram) -> str:
+        intent = intents.get(megram.space)
+        text = _line(megram)
+        return f"{text} (from the related task: {intent})" if intent else text
+
+    return line
+
+
+def _target_line(signal: TargetSignal) -> str:
+    why = " ".join(signal.content.split())
+    return f"{signal.tool}: {signal.target}" + (f" — {why}" if why else "")
+
+
 def _assemble(out: _Blocks, injected: list[str]) -> Calibration:
-    entries: dict[str, list[str]] = {"must_not": [], "should_prefer": [], "caution": []}
+    entries: dict[str, list[str]] = {
+        "operator": [],
+        "must_not": [],
+        "should_prefer": [],
+        "caution": [],
+    }
     texts = []
     for kind, header, lines in out.blocks:
         entries[kind].extend(lines)
@@ -151,4 +212,5 @@ def _assemble(out: _Blocks, injected: list[str]) -> Calibration:
         caution=entries["caution"],
         text="\n".join(texts),
         injected_sops=injected,
+        operator=entries["operator"],
     )

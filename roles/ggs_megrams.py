@@ -15,6 +15,7 @@ from roles.evidence import ToolCall, parse_evidence
 from roles.ggs_output import dedupe
 
 CONTENT_LIMIT = 500
+FEEDBACK_K = 0.05
 
 QUANTIZATION: dict[str, tuple[float, float, float]] = {
     "abandon": (0.95, -1.0, 0.05),
@@ -126,8 +127,10 @@ def negative_feedback(
 ) -> list[Megram]:
     """Return the write-back Megrams for SOPs followed by a failing round.
 
-    Each copies its rule's level, pair, f and k with σ −1, so the rule's decision
-    potential is cancelled and the Dreamer can demote it (DESIGN §6 R5).
+    Each is K-level evidence in its rule's pair with the rule's f, σ −1 and the
+    decay of experience (k 0.05): it lowers the pair's decision potential, so
+    trust bankruptcy can demote the rule (DESIGN §6 R5), and being no rule
+    itself it is never recalled as a proven constraint.
     """
     if directive in ("accept", "success"):
         return []
@@ -135,7 +138,7 @@ def negative_feedback(
     return [
         Megram(
             id=id_factory() if id_factory else "",
-            level=rule.level,
+            level="K",
             created_at=now,
             space=rule.space,
             entity=rule.entity,
@@ -143,7 +146,7 @@ def negative_feedback(
             state="negative_feedback",
             f=rule.f,
             sigma=-1.0,
-            k=rule.k,
+            k=FEEDBACK_K,
         )
         for rule in rules
     ]

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from roles.contract_base import Action, Contract, Level, NonEmpty
+
+GLOBAL_SPACE = "global:user"
+GLOBAL_ENTITY = "env:local"
 
 
 class Megram(Contract):
@@ -37,12 +41,18 @@ class Potentials(Contract):
 
 
 class MemoryQuery(Contract):
-    """R2's calibration query; the pair defaults to intent:<task_id>, env:local."""
+    """R2's calibration query; the pair defaults to intent:<task_id>, env:local.
+
+    ``intent`` finds related past tasks filed under another task_id; ``tools``
+    are those the round may use, whose failed targets memory reports.
+    """
 
     task_id: NonEmpty
     space: str = ""
     entity: str = ""
     limit: int = Field(default=10, ge=1)
+    intent: str = ""
+    tools: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _default_pair(self) -> MemoryQuery:
@@ -51,8 +61,37 @@ class MemoryQuery(Contract):
         return self
 
 
+class RelatedTask(Contract):
+    """A past task whose intent shares enough words with this one's."""
+
+    space: NonEmpty
+    intent: str
+    score: float
+
+
+class TargetSignal(Contract):
+    """What memory says of one (tool, target) pair: refuse it, or confirm first.
+
+    Read from the ``tool:<name>`` / ``target:<value>`` Megrams GGS writes for
+    failing calls; ``megram_id`` and ``content`` name the newest of them.
+    """
+
+    tool: NonEmpty
+    target: NonEmpty
+    action: Literal["Avoid", "Caution"]
+    attention: float
+    decision: float
+    megram_id: str = ""
+    content: str = ""
+
+
 class MemoryRecall(Contract):
-    """R5's answer to a MemoryQuery: SOPs, recent experience, potentials."""
+    """R5's answer to a MemoryQuery: SOPs, recent experience, potentials.
+
+    ``operator`` holds what an operator remembered (the global space),
+    ``related`` the past tasks whose experience joined ``sops`` and ``recent``,
+    ``targets`` the failed (tool, target) pairs of the query's tools.
+    """
 
     task_id: NonEmpty
     space: NonEmpty
@@ -64,3 +103,6 @@ class MemoryRecall(Contract):
     action: Action = "Ignore"
     constraints: str = ""
     available: bool = True
+    operator: list[Megram] = Field(default_factory=list)
+    related: list[RelatedTask] = Field(default_factory=list)
+    targets: list[TargetSignal] = Field(default_factory=list)

@@ -45,9 +45,12 @@ A criterion is a string or {{"criterion": "...", "mode": "verifiable|plausible",
 {{"type": "json_field", "path": "a.b", "value": ...}}.
 task_criteria: assertions about the merged output. Bad: "all subtasks completed \
 successfully". Good: "the answer states the total line count as a number".
-Memory: every MUST NOT line is an approach that failed and must not be reused \
-(blocked tools are removed from the executors and blocked targets are refused); \
-every SHOULD PREFER line worked before; CAUTION means check each step.
+Memory: every OPERATOR RULES line is the operator's instruction: obey it and \
+pass it on in the context of the subtasks it concerns; every MUST NOT line is an \
+approach that failed and must not be reused (blocked tools are removed from the \
+executors; blocked targets and memory Avoid targets are refused); every SHOULD \
+PREFER line worked before; CAUTION means check each step (a memory Caution \
+target is put to the operator before it runs).
 
 Reply with only this JSON object, no prose, no code fence:
 {{"task_criteria": ["..."], "subtasks": [{{"intent": "...", "success_criteria": \

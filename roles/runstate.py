@@ -27,6 +27,8 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
+from roles.memory_contracts import TargetSignal
+from roles.memory_rules import MemoryRules
 
 DEADLINE_REASON = "infrastructure: no outcome before the fan-in deadline"
 
@@ -148,6 +150,7 @@ class RunState(BaseModel):
     planned_by: int | str | None = None
     fanin: FanIn | None = None
     injected_sops: list[Megram] = Field(default_factory=list)
+    memory_targets: list[TargetSignal] = Field(default_factory=list)
     replan_requests: int = 0
     loss: Loss | None = None
     cost_by_role: dict = Field(default_factory=dict)
@@ -179,6 +182,14 @@ class RunState(BaseModel):
         if self.directive is None:
             return [], []
         return list(self.directive.blocked_tools), list(self.directive.blocked_targets)
+
+    def memory_rules(self) -> MemoryRules:
+        """Return the (tool, target) pairs memory says to avoid or to confirm.
+
+        R2 keeps R5's signals of the round it planned; the tool layer refuses
+        the Avoid pairs and asks the operator before the Caution ones.
+        """
+        return MemoryRules.of(self.memory_targets)
 
     def keep_outcomes(self, outcomes: Iterable[SubTaskOutcome]) -> None:
         """Remember a round's outcomes, the latest per intent.

@@ -7,20 +7,26 @@ or (the web process and the CLI) through memory tasks awaited with a timeout.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import threading
 
 from django.conf import settings
 
-from artoo_web import bus
+from artoo_web import bus, redisconn, topics
 from artoo_web.models import BusMessage, Run
 from memory import MegramStore
 from roles import llm, offline
 from roles.contracts import Megram, MemoryQuery, MemoryRecall
+from roles.memory_contracts import GLOBAL_ENTITY, GLOBAL_SPACE
 from roles.planner import calibrate
 
 log = logging.getLogger(__name__)
+
+GLOBAL_RECENT = 3
+RELATED_TASKS = 2
+MAX_TARGETS = 50
 
 _store: MegramStore | None = None
 _lock = threading.Lock()
@@ -45,20 +51,75 @@ def close_store() -> None:
 
 
 def recall_for(query: MemoryQuery) -> MemoryRecall:
-    """Return the calibration material R2 asked for."""
+    """Return the calibration material R2 asked for.
+
+    Besides the task's own pair: what the operator remembered, the experience
+    of related past tasks (found by the words of the intent, which is indexed
+    for later tasks) and what failing calls taught about the query's tools.
+    """
     mem = store()
     potentials = mem.query_mk(query.space, query.entity)
+    related = []
+    if query.intent.strip():
+        related = mem.related_intents(
+            query.space, query.intent, query.entity, RELATED_TASKS
+        )
+        mem.index_intent(query.space, query.intent)
+    sops = mem.query_c(query.space, query.entity)
+    recent = mem.query_recent(query.space, query.entity, query.limit)
+    for task in related:
+        sops += mem.query_c(task.space, query.entity)
+        recent += mem.query_recent(task.space, query.entity, query.limit)
     recall = MemoryRecall(
         task_id=query.task_id,
         space=query.space,
         entity=query.entity,
-        sops=mem.query_c(query.space, query.entity),
-        recent=mem.query_recent(query.space, query.entity, query.limit),
+        sops=sops,
+        recent=recent,
         attention=potentials.attention,
         decision=potentials.decision,
         action=potentials.action,
+        operator=operator_memories(mem),
+        related=related,
+        targets=mem.target_signals(query.tools, MAX_TARGETS, intent=query.intent),
     )
+    publish_global(recall.operator)
     return recall.model_copy(update={"constraints": calibrate(recall).text})
+
+
+def operator_memories(mem: MegramStore) -> list[Megram]:
+    """Return what operators remembered: the global rules, then its newest M/K."""
+    return mem.query_rules(GLOBAL_SPACE, GLOBAL_ENTITY) + mem.query_recent(
+        GLOBAL_SPACE, GLOBAL_ENTITY, GLOBAL_RECENT
+    )
+
+
+def publish_global(memories: list[Megram]) -> None:
+    """Leave the operator's memories in Redis for R1's fast path.
+
+    R1 runs on the pipeline workers, which never open LevelDB; the memory
+    worker refreshes this copy on each write to the global space, each
+    MemoryQuery, forget and Dreamer pass.
+    """
+    texts = [" ".join(m.content.split()) for m in memories if m.content.strip()]
+    try:
+        redisconn.client().set(topics.GLOBAL_MEMORIES, json.dumps(texts))
+    except Exception:
+        log.warning("global memories not published for R1", exc_info=True)
+
+
+def refresh_global() -> None:
+    publish_global(operator_memories(store()))
+
+
+def global_memories() -> list[str]:
+    """Return the operator's memories for R1's fast path ([] when unknown)."""
+    try:
+        raw = redisconn.client().get(topics.GLOBAL_MEMORIES)
+    except Exception:
+        log.warning("global memories unreadable; R1 answers without them")
+        return []
+    return json.loads(raw) if raw else []
 
 
 def answer_query(msg: BusMessage) -> None:
@@ -70,7 +131,9 @@ def answer_query(msg: BusMessage) -> None:
 
 def write_megram(msg: BusMessage) -> None:
     """(R5, Megram): store one unit of experience."""
-    store().write(Megram.model_validate(msg.payload))
+    megram = store().write(Megram.model_validate(msg.payload))
+    if megram.space == GLOBAL_SPACE:
+        refresh_global()
 
 
 def distiller():
@@ -94,7 +157,9 @@ def distiller():
 
 
 def dream() -> dict:
-    return dataclasses.asdict(store().dream(distil=distiller()))
+    report = store().dream(distil=distiller())
+    refresh_global()
+    return dataclasses.asdict(report)
 
 
 def summary() -> dict:
@@ -120,4 +185,6 @@ def groups(space: str | None = None) -> list[dict]:
 
 
 def forget(prefix: str) -> int:
-    return store().forget(prefix)
+    count = store().forget(prefix)
+    refresh_global()
+    return count

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from artoo_web import bus, runtime, topics
+from artoo_web.handlers import memory
 from artoo_web.models import BusMessage, Run, RunStatus
 from roles import perceiver
 from roles.llm import LLMCancelled
@@ -68,6 +69,7 @@ def perceive(run: Run, msg: BusMessage | None = None) -> None:
             run.raw_input,
             model=model,
             session=session_of(run),
+            memories=memory.global_memories(),
             clarifications=pairs,
             today=runtime.today(),
         )

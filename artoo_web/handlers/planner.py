@@ -15,6 +15,7 @@ from roles import planner
 from roles.contracts import (
     DispatchManifest,
     FinalResult,
+    MemoryQuery,
     MemoryRecall,
     PlanDirective,
     TaskSpec,
@@ -29,17 +30,27 @@ def query_memory(msg: BusMessage) -> None:
     run = lock_current(msg.run_id, msg.round)
     if run is None:
         return
+    state = run.load_state()
     if msg.type == "PlanDirective":
-        state = run.load_state()
         state.directive = PlanDirective.model_validate(msg.payload)
         run.keep_state(state)
         run.status = RunStatus.REPLANNING
         run.save(update_fields=["state", "status", "updated_at"])
-    bus.send(run, "R2", "R5", "MemoryQuery", {"task_id": run.task_id or "task"})
+    bus.send(run, "R2", "R5", "MemoryQuery", memory_query(run, state))
     followups.later(
         followups.PLAN_WITHOUT_MEMORY,
         [str(run.id), run.round],
         countdown=settings.ARTOO_MEMORY_TIMEOUT_S,
+    )
+
+
+def memory_query(run: Run, state) -> MemoryQuery:
+    """Return R2's query: the task's pair, its intent and the round's tools."""
+    blocked_tools, _ = state.blocked()
+    return MemoryQuery(
+        task_id=run.task_id or "task",
+        intent=state.spec.intent if state.spec else "",
+        tools=[t for t in TOOL_SPECS if t not in blocked_tools],
     )
 
 
@@ -112,6 +123,15 @@ def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> N
         runtime.record_usage(run, "R2", result.usage)
         injected = set(result.calibration.injected_sops if result.calibration else [])
         state.injected_sops = [sop for sop in recall.sops if sop.id in injected]
+        state.memory_targets = list(recall.targets)
+        if recall.related:
+            runtime.trace(
+                run,
+                "R2",
+                "memory_related",
+                round=run.round,
+                related=[r.model_dump(mode="json") for r in recall.related],
+            )
         if result.notes:
             runtime.trace(run, "R2", "plan_notes", round=run.round, notes=result.notes)
         if result.calibration is not None:

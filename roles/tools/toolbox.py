@@ -33,6 +33,7 @@ from roles.llm import ToolSpec
 from roles.toolloop import ToolError
 from roles.tools import files, web
 from roles.tools.law1 import ApprovalAsk, Law1
+from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.sandbox import Sandbox, give_to_sandbox
 from roles.tools.shell import kill_group, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
@@ -111,6 +112,7 @@ class Toolbox:
         sandbox: Sandbox | None = None,
         sandbox_error: str = "",
         hidden_paths: Sequence[Path] = (),
+        memory_rules: MemoryRules | None = None,
     ):
         self.workspace = Path(workspace).expanduser().resolve()
         if not self.workspace.is_dir():
@@ -133,6 +135,7 @@ class Toolbox:
             fetch_max_bytes,
             kill_grace_s=kill_grace_s,
         )
+        self.memory = MemoryGate(memory_rules, approve, self.is_cancelled)
         self.evidence: list[str] = []
         self.records: list[ToolRecord] = []
         self._running = _Running()
@@ -154,6 +157,7 @@ class Toolbox:
         args = dict(args) if isinstance(args, Mapping) else args
         try:
             refuse(name, args, self.blocked_tools, self.blocked_targets)
+            self.memory.check(name, args)
             if name == "shell" and (self.sandbox or self.sandbox_error):
                 output = self._sandboxed_shell(args)
             else:

@@ -16,14 +16,14 @@ RULE = Megram(
 )
 
 
-def test_failing_round_writes_a_cancelling_megram_for_each_followed_rule():
+def test_failing_round_writes_k_level_evidence_against_each_followed_rule():
     [feedback] = negative_feedback([RULE], "change_path", "tests failed")
     assert (feedback.level, feedback.space, feedback.entity) == (
-        "C",
+        "K",
         "intent:deploy",
         "env:local",
     )
-    assert (feedback.f, feedback.sigma, feedback.k) == (1.0, -1.0, 0.0)
+    assert (feedback.f, feedback.sigma, feedback.k) == (1.0, -1.0, 0.05)
     assert feedback.state == "negative_feedback"
     assert "change_path" in feedback.content and "tests failed" in feedback.content
 

@@ -127,10 +127,11 @@ def test_a_freshly_distilled_constraint_survives_the_next_pass(store):
 def test_negative_feedback_bankrupts_the_rule_it_answers(store):
     rule = store.write(megram(f=1.0, k=0.0, level="C", state="Best Practice"), T0)
     (feedback,) = negative_feedback([rule], "change_path", "failed again")
-    store.write(feedback, days(1))
-    assert store.dream(now=days(1)).demoted == 2
-    # Each cancels the other, so both lose their timelessness and decay as K.
+    feedback = store.write(feedback, days(1))
+    assert store.dream(now=days(1)).demoted == 1
+    # The feedback is evidence, not a rule: the rule alone loses its timelessness.
     assert store.get(rule.id).level == "K"
+    assert store.get(feedback.id).level == "K"
     assert store.query_c(SPACE, ENTITY, now=days(1)) == []
 
 

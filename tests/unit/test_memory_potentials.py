@@ -152,10 +152,12 @@ def test_negative_feedback_cancels_a_rules_decision(store):
     assert store.query_mk(SPACE, ENTITY, now=T0).decision == pytest.approx(1.0)
     (fb,) = negative_feedback([rule], "change_path", "rule failed in run 7", now=T0)
     fb = store.write(fb, T0)
-    assert (fb.level, fb.space, fb.entity, fb.f, fb.k) == ("C", SPACE, ENTITY, 1, 0)
+    assert (fb.level, fb.space, fb.entity, fb.f, fb.k) == ("K", SPACE, ENTITY, 1, 0.05)
     assert (fb.sigma, fb.state) == (-1.0, "negative_feedback")
     assert "rule failed in run 7" in fb.content
     assert store.get(fb.id) == fb
-    p = store.query_mk(SPACE, ENTITY, now=days(30))
+    p = store.query_mk(SPACE, ENTITY, now=T0)
     assert p.decision == pytest.approx(0.0)
     assert p.action == "Caution"
+    # Evidence fades like any experience; the timeless rule does not.
+    assert store.query_mk(SPACE, ENTITY, now=days(30)).action == "Exploit"

@@ -1,0 +1,109 @@
+"""Read what failing calls taught about (tool, target) pairs, for every task.
+
+GGS writes a Megram in space ``tool:<name>``, entity ``target:<value>`` for each
+distinct failing call of an action state (``tool:shell`` / ``target:cloc .``).
+They belong to no task: one prefix scan of the pair index over ``x|tool:`` sums
+every pair's potentials from the index summaries alone (as QueryMK does), and a
+pair whose action is Avoid or Caution becomes a TargetSignal named by its newest
+Megram, so a task about to use that tool on that target learns of it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from roles.memory_contracts import TargetSignal
+
+from . import keys, records
+from .intents import words_of
+from .potentials import decay, derive_action
+
+TOOL_PREFIX = "tool:"
+TARGET_PREFIX = "target:"
+SIGNAL_ACTIONS = ("Avoid", "Caution")
+
+
+def signals(
+    db: Any, tools: list[str], now_ts: float, limit: int, intent: str = ""
+) -> list[TargetSignal]:
+    """Return the Avoid, then Caution, pairs of ``tools`` (all when empty).
+
+    In each, pairs whose target ``intent`` names (its text, or all of its
+    words) come first; then Avoid pairs strongest first, Caution by attention.
+    """
+    sums = _sums(db, set(tools), now_ts)
+    found = []
+    for (tool, target), (attention, decision, newest, _) in sums.items():
+        action = derive_action(attention, decision)
+        if action not in SIGNAL_ACTIONS:
+            continue
+        rec = records.fetch(db, newest)
+        found.append(
+            TargetSignal(
+                tool=tool,
+                target=target,
+                action=action,
+                attention=attention,
+                decision=decision,
+                megram_id=newest,
+                content=rec["content"] if rec else "",
+            )
+        )
+    named = _namer(intent)
+    found.sort(
+        key=lambda s: (
+            s.action != "Avoid",
+            not named(s.target),
+            s.decision if s.action == "Avoid" else -s.attention,
+            s.tool,
+            s.target,
+        )
+    )
+    return found[:limit]
+
+
+def _namer(intent: str):
+    """Return a predicate: does the intent name this target?"""
+    lower = intent.lower()
+    words = words_of(intent)
+
+    def named(target: str) -> bool:
+        own = words_of(target)
+        return bool(lower) and (target.lower() in lower or bool(own) and own <= words)
+
+    return named
+
+
+def _sums(db: Any, tools: set[str], now_ts: float) -> dict[tuple[str, str], list[Any]]:
+    """Return ``[attention, decision, newest id, newest time]`` per pair."""
+    sums: dict[tuple[str, str], list[Any]] = {}
+    prefix = keys.INDEX + keys.key_part(TOOL_PREFIX).encode()
+    with db.iterator(prefix=prefix) as it:
+        for key, value in it:
+            space, entity, mid = _pair_of(key, value)
+            tool = space.removeprefix(TOOL_PREFIX)
+            target = entity.removeprefix(TARGET_PREFIX)
+            if tool == space or target == entity or not target:
+                continue
+            if tools and tool not in tools:
+                continue
+            created, f, sigma, k = records.unpack_summary(value)
+            recalled = records.recall_ts(db, mid)
+            origin = created if recalled is None or recalled < created else recalled
+            weight = decay(k, origin, now_ts)
+            acc = sums.setdefault((tool, target), [0.0, 0.0, "", -math.inf])
+            acc[0] += abs(f) * weight
+            acc[1] += sigma * f * weight
+            if created > acc[3]:
+                acc[2], acc[3] = mid, created
+    return sums
+
+
+def _pair_of(key: bytes, value: bytes) -> tuple[str, str, str]:
+    """Return the original (space, entity) and the id of a pair-index entry."""
+    _, space, entity, mid = key.decode().split(keys.SEP, 3)
+    if len(value) > records.SUMMARY_SIZE:
+        space, entity = json.loads(value[records.SUMMARY_SIZE :].decode())
+    return space, entity, mid

@@ -1,0 +1,85 @@
+"""Calibration reads back what memory holds beyond the task's own pair."""
+
+from __future__ import annotations
+
+from roles.calibration import calibrate
+from roles.contracts import Megram, MemoryRecall
+from roles.memory_contracts import RelatedTask, TargetSignal
+
+
+def megram(content, *, space="intent:t", level="M", state="accept", id_=""):
+    return Megram(
+        id=id_,
+        level=level,
+        space=space,
+        entity="env:local",
+        content=content,
+        state=state,
+        f=1.0,
+        sigma=1.0,
+        k=0.0 if level == "C" else 0.05,
+    )
+
+
+def signal(target, action="Avoid", tool="shell", content="cloc: not found"):
+    return TargetSignal(
+        tool=tool,
+        target=target,
+        action=action,
+        attention=0.85,
+        decision=-0.85 if action == "Avoid" else 0.0,
+        megram_id="abcdef0123",
+        content=content,
+    )
+
+
+def recall(**fields):
+    return MemoryRecall(task_id="t", space="intent:t", entity="env:local", **fields)
+
+
+def test_what_the_operator_remembered_is_injected_first_and_never_fed_back():
+    operator = [
+        megram("Never use sudo.", space="global:user", level="C", id_="op1"),
+        megram("Answer in French.", space="global:user", state="user-injected"),
+    ]
+    sops = [megram("Use find, not ls -R.", level="C", id_="sop1")]
+    result = calibrate(recall(operator=operator, sops=sops))
+    text = result.text
+    assert text.startswith(
+        "OPERATOR RULES (remembered by the operator — obey these):\n"
+        "  - Never use sudo.\n  - Answer in French.\n"
+    )
+    assert text.index("OPERATOR RULES") < text.index("Use find, not ls -R.")
+    assert result.operator == ["Never use sudo.", "Answer in French."]
+    assert result.injected_sops == ["sop1"]
+
+
+def test_failed_targets_are_must_not_and_mixed_ones_caution():
+    targets = [
+        signal("cloc ."),
+        signal("http://a.example/x", "Caution", "fetch_url", "timed out"),
+    ]
+    result = calibrate(recall(targets=targets))
+    assert result.must_not == ["shell: cloc . — cloc: not found"]
+    assert result.caution == ["fetch_url: http://a.example/x — timed out"]
+    assert "tool layer refuses them" in result.text
+    assert "the operator is asked before each use" in result.text
+
+
+def test_at_most_five_avoided_targets_are_listed_outside_the_memory_cap():
+    sops = [megram(f"rule {i}", level="C") for i in range(10)]
+    targets = [signal(f"cmd {i}") for i in range(7)]
+    result = calibrate(recall(sops=sops, targets=targets))
+    assert [t for t in result.must_not if t.startswith("shell:")] == [
+        f"shell: cmd {i} — cloc: not found" for i in range(5)
+    ]
+    assert len(result.should_prefer) == 10
+
+
+def test_experience_of_a_related_task_names_that_task():
+    related = [RelatedTask(space="intent:list_py", intent="list python files", score=1)]
+    recent = [megram("Succeeded. Tools: glob:**/*.py", space="intent:list_py")]
+    result = calibrate(recall(recent=recent, related=related))
+    assert result.should_prefer == [
+        "Succeeded. Tools: glob:**/*.py (from the related task: list python files)"
+    ]
