@@ -1,10 +1,12 @@
-"""Calibration reads back what memory holds beyond the task's own pair."""
+"""Calibration reads back what memory holds beyond the task's own pair.
+
+Targets and related tasks are given as R5 sends them, plain JSON objects.
+"""
 
 from __future__ import annotations
 
 from roles.calibration import calibrate
 from roles.contracts import Megram, MemoryRecall
-from roles.memory_contracts import RelatedTask, TargetSignal
 
 
 def megram(content, *, space="intent:t", level="M", state="accept", id_=""):
@@ -22,15 +24,15 @@ def megram(content, *, space="intent:t", level="M", state="accept", id_=""):
 
 
 def signal(target, action="Avoid", tool="shell", content="cloc: not found"):
-    return TargetSignal(
-        tool=tool,
-        target=target,
-        action=action,
-        attention=0.85,
-        decision=-0.85 if action == "Avoid" else 0.0,
-        megram_id="abcdef0123",
-        content=content,
-    )
+    return {
+        "tool": tool,
+        "target": target,
+        "action": action,
+        "attention": 0.85,
+        "decision": -0.85 if action == "Avoid" else 0.0,
+        "megram_id": "abcdef0123",
+        "content": content,
+    }
 
 
 def recall(**fields):
@@ -77,7 +79,7 @@ def test_at_most_five_avoided_targets_are_listed_outside_the_memory_cap():
 
 
 def test_experience_of_a_related_task_names_that_task():
-    related = [RelatedTask(space="intent:list_py", intent="list python files", score=1)]
+    related = [{"space": "intent:list_py", "intent": "list python files", "score": 1}]
     recent = [megram("Succeeded. Tools: glob:**/*.py", space="intent:list_py")]
     result = calibrate(recall(recent=recent, related=related))
     assert result.should_prefer == [
