@@ -13,6 +13,7 @@ ROUTES: frozenset[tuple[str, str, str]] = frozenset(
         ("TaskSpec", "R1", "R2"),
         ("ClarificationRequest", "R1", "User"),
         ("ClarificationAnswer", "User", "R1"),
+        ("DirectResponse", "R1", "User"),
         ("MemoryQuery", "R2", "R5"),
         ("MemoryRecall", "R5", "R2"),
         ("DispatchManifest", "R2", "R4b"),

@@ -215,6 +215,18 @@ class ClarificationAnswer(Contract):
     round: int = Field(default=1, ge=1)
 
 
+class DirectResponse(Contract):
+    """R1's answer to a conversational input, which ends the run.
+
+    Greetings, identity and short questions are answered in one call without
+    the pipeline (the original's ``DirectResponse``). It is no FinalResult: GGS,
+    the sole emitter of those, never saw the run.
+    """
+
+    answer: str
+    raw_input: str = ""
+
+
 class NextMoves(Contract):
     """R2's graceful failure after an abandon: what was done, what to try next."""
 

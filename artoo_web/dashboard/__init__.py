@@ -65,6 +65,7 @@ AFFECTS: dict[str, tuple[str, ...]] = {
     "ClarificationRequest": _PROMPTS,
     "ClarificationAnswer": _PROMPTS,
     "NextMoves": ("final-result",),
+    "DirectResponse": ("final-result",),
     "AuditQuery": ("audit-panel",),
     "AuditReport": ("audit-panel",),
 }

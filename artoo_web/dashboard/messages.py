@@ -49,6 +49,7 @@ SUMMARIES: dict[str, Callable[[Any], str]] = {
     "TaskSpec": lambda p: f"{p.task_id}: {p.intent}",
     "ClarificationRequest": lambda p: f"asks: {p.question}",
     "ClarificationAnswer": lambda p: p.answer or "(proceed as is)",
+    "DirectResponse": lambda p: f"answers: {p.answer}",
     "MemoryQuery": lambda p: f"{p.space or 'intent'} / {p.entity}",
     "MemoryRecall": _recall,
     "DispatchManifest": lambda p: (

@@ -127,3 +127,12 @@ def answer_directly(run: Run, answer: str) -> None:
         ]
     )
     runtime.trace(run, "R1", "direct_answer", answer=answer)
+    # The run ends here, so the answer is its last message: observers of the bus
+    # (the run page, the CLI, the Auditor) learn of it like of a FinalResult.
+    bus.send(
+        run,
+        "R1",
+        "User",
+        "DirectResponse",
+        {"answer": answer, "raw_input": run.raw_input},
+    )

@@ -37,7 +37,8 @@ def role_outcome(env: Envelope) -> tuple[str, bool] | None:
 
     A role's outcomes and failures, the basis of role drift:
 
-    - R1: TaskSpec or ClarificationRequest; failure = asking for clarification.
+    - R1: TaskSpec, ClarificationRequest or DirectResponse; failure = asking for
+      clarification.
     - R2: DispatchManifest; failure = a manifest with no subtasks (no plan).
     - R3: ExecutionResult; failure = status ``failed``.
     - R4a: SubTaskOutcome; failure = status ``failed``.
@@ -47,7 +48,7 @@ def role_outcome(env: Envelope) -> tuple[str, bool] | None:
     """
     payload = env.payload
     match env.type:
-        case "TaskSpec" | "ClarificationRequest":
+        case "TaskSpec" | "ClarificationRequest" | "DirectResponse":
             return "R1", env.type == "ClarificationRequest"
         case "DispatchManifest":
             return "R2", not payload.get("subtask_ids")

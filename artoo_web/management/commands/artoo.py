@@ -20,7 +20,7 @@ POLL_S = 0.1
 SUCCESS = {"accept", "success", "direct"}
 NO_LOSS = Loss(D=0, P=0, Omega=0, L=0)
 # A message's detail on its line: the first of these fields it has and fills.
-DETAIL_FIELDS = ("intent", "summary", "status", "question")
+DETAIL_FIELDS = ("intent", "summary", "status", "question", "answer")
 
 
 def describe(msg: BusMessage) -> str:
