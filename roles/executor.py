@@ -23,7 +23,7 @@ from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.llm import LLMCancelled, LLMError, Usage
 from roles.offline import OfflineModel
-from roles.toolloop import ToolError, run_tool_loop
+from roles.toolloop import ToolError, ToolPaused, run_tool_loop
 from roles.tools import Toolbox, ToolRecord, head_tail
 
 STATUSES = ("completed", "uncertain", "failed")
@@ -70,25 +70,38 @@ def execute(
     prior_outputs: str = "",
     attempt: int = 1,
     max_turns: int = 10,
+    resume: dict | None = None,
 ) -> Execution:
     """Run one attempt of ``subtask`` and return its Execution.
 
     Raises LLMCancelled when the run is cancelled; other model failures become a
-    ``failed`` result that keeps the tool calls made so far.
+    ``failed`` result that keeps the tool calls made so far. A call that waits on
+    the operator raises ToolPaused with this attempt's state in
+    ``state["executor"]``; ``resume`` takes that state back and carries on.
     """
     if attempt < 1 or max_turns < 1:
         raise ValueError(f"attempt and max_turns must be ≥ 1 ({attempt}, {max_turns})")
-    start = len(toolbox.records)
-    if isinstance(model, OfflineModel):
-        status, output, note = _run_offline(subtask, model, toolbox)
-        usage, error = None, ""
-    else:
-        messages = build_messages(
-            subtask, toolbox, correction, prior_outputs, attempt, max_turns
-        )
-        status, output, note, usage, error = _run_model(
-            messages, model, toolbox, max_turns
-        )
+    resume = resume or {}
+    start = resume.get("start", len(toolbox.records))
+    try:
+        if isinstance(model, OfflineModel):
+            status, output, note = _run_offline(subtask, model, toolbox)
+            usage, error = None, ""
+        else:
+            # A resumed attempt carries on its own conversation.
+            messages = (
+                []
+                if "loop" in resume
+                else build_messages(
+                    subtask, toolbox, correction, prior_outputs, attempt, max_turns
+                )
+            )
+            status, output, note, usage, error = _run_model(
+                messages, model, toolbox, max_turns, resume
+            )
+    except ToolPaused as paused:
+        paused.state["executor"] = {**paused.state.get("executor", {}), "start": start}
+        raise
     result = ExecutionResult(
         subtask_id=subtask.subtask_id,
         status=status,
@@ -113,17 +126,24 @@ def _run_offline(subtask: SubTask, model: OfflineModel, toolbox: Toolbox):
     return status, output, None
 
 
-def _run_model(messages, model, toolbox: Toolbox, max_turns: int):
+def _run_model(messages, model, toolbox: Toolbox, max_turns: int, resume: dict):
     metered = _Metered(model)
+    guard = _RepeatGuard(toolbox.call, resume.get("guard"))
     try:
         loop = run_tool_loop(
             metered,
             messages,
             toolbox.specs(),
-            _RepeatGuard(toolbox.call),
+            guard,
             max_turns=max_turns,
             final_schema=FINAL_SCHEMA,
+            resume=resume.get("loop"),
         )
+    except ToolPaused as paused:
+        loop_state = paused.state.pop("loop")
+        paused.state["executor"] = {"guard": guard.state(), "loop": loop_state}
+        paused.usage = metered.usage
+        raise
     except _Stuck as stuck:
         return "failed", str(stuck), None, metered.usage, ""
     except LLMError as err:
@@ -151,10 +171,10 @@ def parse_final(text: str) -> tuple[str, Any, str | None]:
 class _RepeatGuard:
     """Block a call identical to the previous one; fail on the second repeat."""
 
-    def __init__(self, call: Callable[[str, Mapping[str, Any]], str]):
+    def __init__(self, call: Callable[[str, Mapping[str, Any]], str], state=None):
         self._call = call
-        self._last: tuple[str, str] | None = None
-        self._repeats = 0
+        last, self._repeats = state or (None, 0)
+        self._last: tuple[str, str] | None = tuple(last) if last else None
 
     def __call__(self, name: str, args: Mapping[str, Any]) -> str:
         key = (name, json.dumps(args, sort_keys=True, default=str))
@@ -166,8 +186,18 @@ class _RepeatGuard:
                     f"{self._repeats + 1} times in a row; no progress possible"
                 )
             return REPEAT_WARNING.format(tool=name)
+        before = self._last, self._repeats
         self._last, self._repeats = key, 0
-        return self._call(name, args)
+        try:
+            return self._call(name, args)
+        except ToolPaused:
+            # The call is made again on resume: it must pass as it did now.
+            self._last, self._repeats = before
+            raise
+
+    def state(self) -> tuple:
+        """Return the last call and its repeats, as plain data."""
+        return (list(self._last) if self._last else None, self._repeats)
 
 
 class _Metered:

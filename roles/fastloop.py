@@ -13,7 +13,10 @@ toolbox and workspace they use) and two hooks that put the messages on the bus::
 
 It never raises: a cancel or an unexpected error in either half ends the loop
 with a failed SubTaskOutcome naming the error (no retry), unless
-``reraise_cancel`` asks for LLMCancelled to propagate.
+``reraise_cancel`` asks for LLMCancelled to propagate. The one exception is a
+tool call that waits on the operator: ToolPaused goes through with the loop's
+state in ``state["fastloop"]``, which ``resume`` takes back later (the caller
+resumes its executor with ``state["executor"]``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from roles.agent_validator import Validation, failed_outcome
 from roles.contracts import CorrectionSignal, ExecutionResult, GapPoint, SubTaskOutcome
 from roles.executor import Execution
 from roles.llm import LLMCancelled
+from roles.toolloop import ToolPaused
 
 ExecuteFn = Callable[[CorrectionSignal | None, int], Execution]
 ValidateFn = Callable[[ExecutionResult, int, list[GapPoint]], Validation]
@@ -38,15 +42,16 @@ def run_fast_loop(
     on_correction: Callable[[CorrectionSignal, Validation], None] = lambda c, v: None,
     max_attempts: int = 2,
     reraise_cancel: bool = False,
+    resume: dict | None = None,
 ) -> tuple[SubTaskOutcome, list[Execution], list[Validation]]:
     """Run attempts until R4a matches or fails the subtask; return the outcome."""
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
     executions: list[Execution] = []
     validations: list[Validation] = []
-    trajectory: list[GapPoint] = []
-    correction: CorrectionSignal | None = None
-    for attempt in range(1, max_attempts + 1):
+    first, trajectory, correction = _resumed(resume or {})
+    for attempt in range(first, max_attempts + 1):
+        execution = None
         try:
             execution = _stage("executor", execute_fn, correction, attempt)
             executions.append(execution)
@@ -61,6 +66,9 @@ def run_fast_loop(
                 return outcome, executions, validations
             correction = validation.correction
             _stage("on_correction", on_correction, correction, validation)
+        except ToolPaused as paused:
+            paused.state["fastloop"] = _paused(attempt, trajectory, correction)
+            raise
         except LLMCancelled as err:
             if reraise_cancel:
                 raise
@@ -69,9 +77,26 @@ def run_fast_loop(
             reason = str(err)
         else:
             continue
-        outcome = _broken(subtask, reason, attempt, trajectory, executions)
+        outcome = _broken(subtask, reason, attempt, trajectory, execution)
         return outcome, executions, validations
     raise AssertionError("unreachable: the last attempt always returns")
+
+
+def _paused(attempt: int, trajectory: list[GapPoint], correction) -> dict:
+    return {
+        "attempt": attempt,
+        "trajectory": [g.model_dump(mode="json") for g in trajectory],
+        "correction": correction.model_dump(mode="json") if correction else None,
+    }
+
+
+def _resumed(state: dict) -> tuple[int, list[GapPoint], CorrectionSignal | None]:
+    correction = state.get("correction")
+    return (
+        int(state.get("attempt", 1)),
+        [GapPoint.model_validate(g) for g in state.get("trajectory", [])],
+        CorrectionSignal.model_validate(correction) if correction else None,
+    )
 
 
 class _Broken(Exception):
@@ -81,7 +106,7 @@ class _Broken(Exception):
 def _stage(name: str, fn: Callable, *args):
     try:
         return fn(*args)
-    except LLMCancelled:
+    except (LLMCancelled, ToolPaused):
         raise
     except Exception as err:  # noqa: BLE001 — the loop always ends in an outcome
         raise _Broken(f"{name} error: {type(err).__name__}: {err}") from err
@@ -112,9 +137,9 @@ def _final(subtask, validation: Validation, trajectory, max_attempts) -> SubTask
     )
 
 
-def _broken(subtask, reason, attempt, trajectory, executions) -> SubTaskOutcome:
+def _broken(subtask, reason, attempt, trajectory, execution) -> SubTaskOutcome:
     """Return the failed outcome of an attempt that broke; its gap point is added."""
-    last = executions[-1].result if len(executions) >= attempt else None
+    last = execution.result if execution is not None else None
     judged = trajectory[: attempt - 1]
     outcome, _ = failed_outcome(
         subtask, reason, attempt=attempt, trajectory=judged, result=last

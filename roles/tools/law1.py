@@ -5,6 +5,12 @@ Without a sandbox ``gate`` asks before a shell command the syntactic check of
 ``judge`` puts a sandboxed command's destructive effect to the operator before
 applying it (``roles.tools.effect``); ``hidden_notes`` says why a failed command
 could not see a path the sandbox hides.
+
+The operator's answer comes back from ``approve`` at once, or later: ``approve``
+raises ToolPaused, which leaves here carrying the call as plain data
+(``roles.tools.effect_pending``). A gated call is simply asked again when the
+subtask resumes (``approve`` then answers); a command's effect is not run again
+but settled from that data (``settle_effect``), on whichever worker resumes.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roles.safety import check_shell, check_write
-from roles.toolloop import ToolError
+from roles.toolloop import ToolError, ToolPaused
 from roles.tools.effect import EffectConflict, apply_effect
+from roles.tools.effect_pending import pending_call, pending_effect, sandbox_run
 from roles.tools.sandbox import SandboxRun
 from roles.tools.shell import parse_shell_output
 
@@ -56,31 +63,49 @@ class Law1:
             return None
         if reason is None:
             return None
-        approved = self.approve(ApprovalAsk(name, command, dict(args), reason))
-        if self.is_cancelled():
-            raise ToolError("cancelled while waiting for the operator's approval")
-        return None if approved is True else f"[LAW1] {reason} — denied by the operator"
+        approved = self._ask(ApprovalAsk(name, command, dict(args), reason))
+        return None if approved else f"[LAW1] {reason} — denied by the operator"
 
     def judge(self, command: str, args: dict, done: SandboxRun) -> str:
         """Apply the command's effect, asking the operator first when destructive."""
         effect = done.effect
-        destructive = effect.destructive
-        if destructive:
-            warning = check_shell(command, cwd=str(self.workspace))
-            reason = f"the command {effect.summary()}"
-            if warning:
-                reason += f" ({warning})"
-            changes = tuple(change.as_dict() for change in destructive)
-            ask = ApprovalAsk("shell", command, dict(args), reason, changes)
-            approved = self.approve(ask)
-            if self.is_cancelled():
-                raise ToolError("cancelled while waiting for the operator's approval")
-            if approved is not True:
-                return (
-                    f"[LAW1] {reason} — denied by the operator; nothing was "
-                    f"changed:\n{effect.describe()}\n"
-                    f"[output of the discarded run]\n{done.output}"
-                )
+        if not effect.destructive:
+            return self.settle(command, done)
+        warning = check_shell(command, cwd=str(self.workspace))
+        reason = f"the command {effect.summary()}"
+        if warning:
+            reason += f" ({warning})"
+        changes = tuple(change.as_dict() for change in effect.destructive)
+        ask = ApprovalAsk("shell", command, dict(args), reason, changes)
+        approved = self._ask(ask, done)
+        return self.settle(command, done, ask, approved)
+
+    def settle_effect(self, pending: dict, approved: bool) -> str:
+        """Apply the operator's later answer to a pending effect."""
+        if self.is_cancelled():
+            raise ToolError("cancelled while waiting for the operator's approval")
+        ask = ApprovalAsk(**pending["ask"])
+        done = sandbox_run(pending)
+        try:
+            return self.settle(ask.command, done, ask, approved)
+        finally:
+            done.discard()
+
+    def settle(
+        self,
+        command: str,
+        done: SandboxRun,
+        ask: ApprovalAsk | None = None,
+        approved: bool = True,
+    ) -> str:
+        """Apply a command's effect, or say what a denial left unchanged."""
+        effect = done.effect
+        if ask is not None and not approved:
+            return (
+                f"[LAW1] {ask.reason} — denied by the operator; nothing was "
+                f"changed:\n{effect.describe()}\n"
+                f"[output of the discarded run]\n{done.output}"
+            )
         try:
             apply_effect(effect)
         except EffectConflict as err:
@@ -90,6 +115,17 @@ class Law1:
             raise ToolError(message) from err
         notes = [*effect.skipped, *self.hidden_notes(command, done.output)]
         return "\n".join([done.output.rstrip("\n"), *notes]) if notes else done.output
+
+    def _ask(self, ask: ApprovalAsk, done: SandboxRun | None = None) -> bool:
+        """Put ``ask`` to the operator; a pause carries the call, or its effect."""
+        try:
+            approved = self.approve(ask)
+        except ToolPaused as paused:
+            paused.pending = pending_effect(ask, done) if done else pending_call(ask)
+            raise
+        if self.is_cancelled():
+            raise ToolError("cancelled while waiting for the operator's approval")
+        return approved is True
 
     def hidden_notes(self, command: str, output: str) -> list[str]:
         """Say why a failed command could not find a path the sandbox hides."""

@@ -15,6 +15,9 @@ are applied at once. Without a sandbox (``ARTOO_SANDBOX=off``) the syntactic
 gate of ``roles.safety`` asks before the command runs. ``write_file`` onto an
 existing file asks before writing either way.
 
+A command parked on the operator (``approve`` raised ToolPaused) is not run
+again: given the answer (``settle``), the re-made call settles its effect.
+
 The tool specs and the refusals are in ``roles.tools.specs``, Law 1's questions
 to the operator in ``roles.tools.law1``.
 """
@@ -30,10 +33,11 @@ from typing import Any
 
 from roles.evidence import format_evidence
 from roles.llm import ToolSpec
-from roles.toolloop import ToolError
+from roles.toolloop import ToolError, ToolPaused
 from roles.tools import files, web
 from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.memory_gate import MemoryGate, MemoryRules
+from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
 from roles.tools.sandbox import Sandbox, give_to_sandbox
 from roles.tools.shell import kill_group, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
@@ -46,30 +50,6 @@ __all__ = [
     "Toolbox",
     "head_tail",
 ]
-
-MODEL_OUTPUT_LIMIT = 4000
-
-
-@dataclass(frozen=True)
-class ToolRecord:
-    """One call as made: its arguments and full (capped) output."""
-
-    name: str
-    args: Mapping[str, Any]
-    output: str
-    error: bool = False
-
-
-def head_tail(text: str, limit: int = MODEL_OUTPUT_LIMIT) -> str:
-    """Return ``text`` cut to ``limit`` chars: the first third and the end."""
-    if len(text) <= limit:
-        return text
-    head = limit // 3
-    return (
-        text[:head]
-        + "\n...[middle truncated]...\n"
-        + text[len(text) - (limit - head) :]
-    )
 
 
 @dataclass
@@ -138,6 +118,7 @@ class Toolbox:
         self.memory = MemoryGate(memory_rules, approve, self.is_cancelled)
         self.evidence: list[str] = []
         self.records: list[ToolRecord] = []
+        self._settled: tuple[dict, bool] | None = None
         self._running = _Running()
         self._law1 = Law1(
             workspace=self.workspace,
@@ -155,6 +136,8 @@ class Toolbox:
     def call(self, name: str, args: Mapping[str, Any]) -> str:
         """Run one tool call and return its output as the model should see it."""
         args = dict(args) if isinstance(args, Mapping) else args
+        if self._settled and self._settled[0]["args"] == args and name == "shell":
+            return self._settled_call(name, args)
         try:
             refuse(name, args, self.blocked_tools, self.blocked_targets)
             self.memory.check(name, args)
@@ -164,6 +147,20 @@ class Toolbox:
                 output = self._law1.gate(name, args)
                 if output is None:
                     output = self._run(name, args)
+        except ToolError as err:
+            self._record(name, args, f"ERROR: {err}", error=True)
+            raise
+        self._record(name, args, output)
+        return head_tail(output)
+
+    def settle(self, pending: dict, approved: bool) -> None:
+        """Take the answer to a parked command's effect, applied when it is re-made."""
+        self._settled = (pending, approved)
+
+    def _settled_call(self, name: str, args: dict) -> str:
+        (pending, approved), self._settled = self._settled, None
+        try:
+            output = self._law1.settle_effect(pending, approved)
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)
             raise
@@ -265,8 +262,12 @@ class Toolbox:
             if self._running.killed:
                 raise ToolError("command cancelled; its process group was killed")
             return self._law1.judge(command, args, done)
+        except ToolPaused:
+            done = None  # its scratch holds the effect the operator will judge
+            raise
         finally:
-            done.discard()
+            if done is not None:
+                done.discard()
 
     def _write(self, path: Path, content: str) -> str:
         missing = [p for p in (path, *path.parents) if not p.exists()]
