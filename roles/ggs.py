@@ -42,8 +42,8 @@ from roles.ggs_output import (
     failed_targets,
     failure_class,
     terminal_rationale,
-    terminal_report,
 )
+from roles.ggs_summary import accept_summary, terminal_report
 from roles.loss import (
     GGSConfig,
     distance,
@@ -175,11 +175,12 @@ def _accept(
     loss = total_loss(d, p, omega, config)
     rnd = Round(d, p, omega, loss, _gradient(loss, state), state.replans, "accept")
     content = terminal_content("accept", message.outcomes, message.summary, "")
+    summary = accept_summary(message.summary, given.run_outcomes, message.outcomes)
     result = _final(
         state,
         message.task_id,
         rnd,
-        (message.summary, message.merged_output, terminal_rationale(rnd, config)),
+        (summary, message.merged_output, terminal_rationale(rnd, config)),
     )
     return StepResult(
         output=result,

@@ -1,7 +1,8 @@
-"""What GGS says about a round: MUST NOT sets, rationale and summaries.
+"""What GGS says about a round: MUST NOT sets and rationale.
 
 The decision itself is in ``roles.ggs``; this module turns a decided ``Round`` into
-the fields of a PlanDirective or FinalResult.
+the fields of a PlanDirective or FinalResult (its summary and output are in
+``roles.ggs_summary``).
 
 Blocked targets are the inputs that failed. The spec (v0.8, Dynamic MUST NOT
 Injection) gives ``blocked_targets`` the "specific *inputs* that failed", and
@@ -20,18 +21,14 @@ rules choose between all of them and this round's.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from roles.contracts import CriterionVerdict, Loss, SubTaskOutcome
 from roles.evidence import ToolCall, first_target, is_failed_call, split_exit_code
 from roles.loss import GGSConfig
 
 FailingCall = tuple[SubTaskOutcome, ToolCall]
-# How much of a completed subtask's output an abandon summary shows.
-OUTPUT_HEAD = 80
 
 
 @dataclass(frozen=True)
@@ -191,103 +188,9 @@ def abandon_cause(rnd: Round, config: GGSConfig) -> str:
     return f"budget exhausted (Ω={rnd.omega:.2f} ≥ θ={config.theta})"
 
 
-def success_summary(
-    rnd: Round, outcomes: Sequence[SubTaskOutcome], gap: str, config: GGSConfig
-) -> str:
-    """Return the FinalResult summary of a success (D ≤ δ) round."""
-    done, failed = _split(outcomes)
-    parts = [
-        f"✅ Task completed within convergence threshold (D={rnd.d:.2f} ≤ "
-        f"δ={config.delta})."
-    ]
-    if done:
-        parts.append(f"Completed: {'; '.join(done)}.")
-    if failed:
-        parts.append(f"Failed but within threshold: {'; '.join(failed)}.")
-    if gap:
-        parts.append(gap)
-    return " ".join(parts)
-
-
-def terminal_report(
-    rnd: Round, outcomes: Sequence[SubTaskOutcome], gap: str, config: GGSConfig
-) -> tuple[str, Any]:
-    """Return the summary and output of a success or abandon FinalResult.
-
-    ``outcomes`` are the run's, across rounds: work a round completed stays
-    completed when a later round fails or runs nothing.
-    """
-    if rnd.directive == "success":
-        return success_summary(rnd, outcomes, gap, config), matched_output(outcomes)
-    return abandon_summary(rnd, outcomes, gap, config), None
-
-
-def abandon_summary(
-    rnd: Round, outcomes: Sequence[SubTaskOutcome], gap: str, config: GGSConfig
-) -> str:
-    """Return the FinalResult summary of an abandon: done, failed and the gap.
-
-    An abandon delivers no output, so each completed subtask shows its output's
-    head here.
-    """
-    done, failed = _split(outcomes, with_output=True)
-    parts = [f"❌ Task abandoned: {abandon_cause(rnd, config)}."]
-    parts.append(f"Completed: {'; '.join(done)}." if done else "Completed: nothing.")
-    if failed:
-        parts.append(f"Failed: {'; '.join(failed)}.")
-    if gap:
-        parts.append(f"Gap: {gap}")
-    parts.append(
-        "Consider breaking the task into smaller steps or retrying with more "
-        "specific instructions."
-    )
-    summary = " ".join(parts)
-    # Law 1 refusals must reach the user (paper §9): the run stopped on purpose.
-    return f"[LAW1] {summary}" if _mentions_law1(outcomes) else summary
-
-
-def matched_output(outcomes: Sequence[SubTaskOutcome]) -> Any:
-    """Return the outputs of matched outcomes: None, the single one, or a list."""
-    outputs = [o.output for o in outcomes if o.status == "matched" and o.output]
-    if not outputs:
-        return None
-    return outputs[0] if len(outputs) == 1 else outputs
-
-
 def dedupe(values: Iterable[str]) -> list[str]:
     """Return the non-empty values once each, in first-seen order."""
     return list(dict.fromkeys(v for v in values if v))
-
-
-def _split(
-    outcomes: Sequence[SubTaskOutcome], *, with_output: bool = False
-) -> tuple[list[str], list[str]]:
-    def label(outcome: SubTaskOutcome) -> str:
-        return outcome.intent or outcome.subtask_id
-
-    def done_label(outcome: SubTaskOutcome) -> str:
-        head = _output_head(outcome.output) if with_output else ""
-        return f"{label(outcome)} → {head}" if head else label(outcome)
-
-    done = [done_label(o) for o in outcomes if o.status == "matched"]
-    return done, [label(o) for o in outcomes if o.status != "matched"]
-
-
-def _output_head(output: Any) -> str:
-    if output is None:
-        return ""
-    text = output if isinstance(output, str) else json.dumps(output, default=str)
-    _, text = split_exit_code(text.strip())
-    text = " ".join(text.split())
-    return text if len(text) <= OUTPUT_HEAD else text[:OUTPUT_HEAD] + "…"
-
-
-def _mentions_law1(outcomes: Sequence[SubTaskOutcome]) -> bool:
-    return any(
-        "[LAW1]" in (o.failure_reason or "") or any("[LAW1]" in c for c in o.tool_calls)
-        for o in outcomes
-        if o.status == "failed"
-    )
 
 
 def _with_numbers(text: str, rnd: Round, gap: str) -> str:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from roles.contracts import CriterionVerdict, ReplanRequest, SubTask, SubTaskOutcome
+from roles.contracts import (
+    CriterionVerdict,
+    OutcomeSummary,
+    ReplanRequest,
+    SubTask,
+    SubTaskOutcome,
+)
 from roles.ggs import GGSState, step
 from roles.runstate import FanIn, RunState
 
@@ -104,3 +110,17 @@ def test_without_the_run_s_outcomes_a_round_reports_its_own():
     out = step(GGSState(replans=3), message).output
 
     assert "Completed: echo one → one." in out.summary
+
+
+def test_an_accept_names_the_work_earlier_rounds_completed():
+    summary = OutcomeSummary(
+        task_id="t", outcomes=[TWO], summary="Both lines printed.", merged_output="two"
+    )
+
+    out = step(GGSState(replans=1), summary, run_outcomes=[ONE, MISSING, TWO]).output
+
+    assert out.directive == "accept"
+    assert out.summary == (
+        "Both lines printed. Also completed in earlier rounds: echo one → one."
+    )
+    assert out.output == "two"
