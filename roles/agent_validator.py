@@ -40,6 +40,7 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
+from roles.criteria import CHECK_TYPES
 from roles.llm import Usage
 
 __all__ = [
@@ -129,9 +130,19 @@ def validate(
 
 
 def subtask_criteria(subtask: SubTask) -> list[Criterion]:
-    """Return the subtask's criteria; none means one: the intent is done."""
+    """Return the subtask's criteria; none means one: the intent is done.
+
+    A criterion that is only a check's name ("output_matches", no check) asserts
+    nothing, as small models write it beside the real ones: it is left out.
+    """
     criteria = [normalise_criterion(c) for c in subtask.success_criteria]
+    criteria = [c for c in criteria if not is_bare_check_name(c)]
     return criteria or [Criterion(criterion=f"the subtask is done: {subtask.intent}")]
+
+
+def is_bare_check_name(criterion: Criterion) -> bool:
+    """Return True when the criterion is a check type's name without a check."""
+    return criterion.check is None and criterion.criterion.strip() in CHECK_TYPES
 
 
 def gap_point(attempt: int, verdicts: list[CriterionVerdict]) -> GapPoint:

@@ -118,10 +118,25 @@ def _output_contains(check, result, _workspace) -> CheckResult:
     return CheckResult(False, f"{want!r} not found in the output ({head}) or evidence")
 
 
+# A pattern written with a script language's delimiters, "/^\d+$/i": the "/"
+# before "^" or after "$" makes it unmatchable as written, so its meaning is plain.
+_DELIMITED = re.compile(r"^/(\^.*|.*\$)/([ims]*)$", re.DOTALL)
+
+
+def undelimited(pattern: str) -> tuple[str, int]:
+    """Return ``pattern`` without script-style ``/…/flags`` delimiters, and its
+    flags, when the delimited form could never match; else it as written."""
+    found = _DELIMITED.match(pattern)
+    if found is None:
+        return pattern, 0
+    flags = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
+    return found.group(1), sum({flags[f] for f in found.group(2)})
+
+
 def _output_matches(check, result, _workspace) -> CheckResult:
-    pattern = _param(check, "pattern", str)
+    pattern, flags = undelimited(_param(check, "pattern", str))
     try:
-        regex = re.compile(pattern, re.MULTILINE)
+        regex = re.compile(pattern, re.MULTILINE | flags)
     except re.error as err:
         raise _BadCheck(f"pattern {pattern!r} is not a valid regex ({err})") from None
     for where, text in _texts(result):

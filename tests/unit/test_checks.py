@@ -90,6 +90,16 @@ def test_output_matches_passes_and_fails():
     assert not check("output_matches", HELLO, pattern="^bye").passed
 
 
+def test_a_pattern_in_script_delimiters_is_read_without_them():
+    # As a 1.5B planner wrote it: "/^\d+$/" can never match as written.
+    count = shell_result("grep -c . data.txt", "[exit code 0]\n137\n")
+    assert check("output_matches", count, pattern="/^\\d+$/").passed
+    assert check("output_matches", HELLO, pattern="/^HELLO$/i").passed
+    assert not check("output_matches", HELLO, pattern="/^\\d+$/").passed
+    # A slash that can match stays a slash.
+    assert not check("output_matches", HELLO, pattern="/hello/").passed
+
+
 def test_output_matches_with_a_bad_regex_fails_clearly():
     verdict = check("output_matches", HELLO, pattern="(")
     assert not verdict.passed

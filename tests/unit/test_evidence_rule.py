@@ -190,3 +190,22 @@ def test_a_claim_stating_a_number_no_tool_showed_fails_even_when_a_check_passes(
     )
     assert validation.verdict == "failed"
     assert "'123456'" in validation.verdicts[0].evidence
+
+
+def test_a_criterion_that_is_only_a_checks_name_is_left_out(tmp_path):
+    # As a 1.5B planner wrote it: "output_matches" beside a real criterion.
+    subtask = COUNT.model_copy(
+        update={"success_criteria": ["output_matches", *COUNT.success_criteria]}
+    )
+    validation = validate(
+        subtask,
+        result("42", wc("[exit code 0]\n42 data.txt")),
+        model=OfflineModel(),
+        attempt=1,
+        trajectory=[],
+        workspace=tmp_path,
+    )
+    assert [v.criterion for v in validation.verdicts] == [
+        c.criterion for c in COUNT.success_criteria
+    ]
+    assert validation.verdict == "matched"
