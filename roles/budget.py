@@ -40,6 +40,17 @@ def reply_reserve(context_tokens: int) -> int:
     return min(2048, context_tokens // 4)
 
 
+# The longest reply a role needs: a tool call or a verdict is short, a plan is
+# not. A small model that falls into a repeating loop stops here, not at the
+# window's reserve (2048 tokens is minutes on a CPU).
+ROLE_REPLY_TOKENS = {"R3": 1024, "R4a": 1024}
+
+
+def reply_limit(context_tokens: int, role: str) -> int:
+    """Return ``max_tokens`` for a reply of ``role``: the reserve, or less."""
+    return min(reply_reserve(context_tokens), ROLE_REPLY_TOKENS.get(role, 2048))
+
+
 def fit(
     messages: Sequence[Mapping[str, Any]], context_tokens: int | None
 ) -> list[dict[str, Any]]:

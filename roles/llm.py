@@ -202,7 +202,7 @@ class LLMClient:
         if tools:
             options["tools"] = [t.as_openai() for t in tools]
         if window:
-            options["max_tokens"] = budget.reply_reserve(window)
+            options["max_tokens"] = budget.reply_limit(window, self.role)
         wanted = None
         if self.settings.json_mode and (schema is not None or json_mode):
             wanted = "json_schema" if schema is not None else "json_object"

@@ -1,6 +1,6 @@
 """Fitting a prompt into a context window: what is cut and what is kept."""
 
-from roles.budget import CUT_MARK, estimate_tokens, fit, reply_reserve
+from roles.budget import CUT_MARK, estimate_tokens, fit, reply_limit, reply_reserve
 
 SYSTEM = {"role": "system", "content": "You are R2. " * 20}
 
@@ -37,3 +37,10 @@ def test_the_reply_reserve_is_a_quarter_up_to_2048():
     assert reply_reserve(4096) == 1024
     assert reply_reserve(2048) == 512
     assert reply_reserve(32768) == 2048
+
+
+def test_a_tool_call_or_a_verdict_may_not_run_as_long_as_a_plan():
+    assert reply_limit(8192, "R2") == 2048
+    assert reply_limit(8192, "R3") == 1024
+    assert reply_limit(8192, "R4a") == 1024
+    assert reply_limit(2048, "R3") == 512
