@@ -136,38 +136,60 @@ def lease_s() -> int:
     return settings.ARTOO_LEASE_S
 
 
+# A holder sets its lease every second, not once per TTL: a Redis that crashed
+# lost the key, and the sweep right after the outage must find it set again.
+LEASE_RENEW_S = 1.0
+
+
 class Lease:
     """A Redis key held while one worker delivers a message, renewed by a heartbeat.
 
     A second delivery of the same message (the sweeper, or the broker after a
     visibility timeout) finds the lease and stands back; a crashed worker's lease
-    expires, so the sweeper can hand its message to another worker.
+    expires, so the sweeper can hand its message to another worker. A Redis that
+    crashed lost the key: the holder sets it again as soon as Redis answers, so
+    the sweep after the outage leaves its message alone.
     """
 
     def __init__(self, key: str):
         self.key = key
         self.ttl = lease_s()
         self.stopped = threading.Event()
+        # A renewal never lands after the release (it would revive the lease).
+        self.lock = threading.Lock()
+        self.failing = False
 
     def acquire(self) -> bool:
         try:
             taken = redisconn.client().set(self.key, "1", nx=True, ex=self.ttl)
         except Exception:
             log.warning("bus: lease unavailable for %s", self.key, exc_info=True)
-            return True
+            taken = True
         if taken:
             threading.Thread(target=self.renew, daemon=True).start()
         return bool(taken)
 
     def renew(self) -> None:
-        while not self.stopped.wait(self.ttl / 3):
+        while not self.stopped.wait(min(LEASE_RENEW_S, self.ttl / 3)):
+            self.hold()
+
+    def hold(self) -> None:
+        """Set the key again with a fresh expiry (it may be gone with Redis)."""
+        with self.lock:
+            if self.stopped.is_set():
+                return
             try:
-                redisconn.client().expire(self.key, self.ttl)
+                redisconn.client().set(self.key, "1", ex=self.ttl)
             except Exception:
-                log.warning("bus: lease renewal failed for %s", self.key)
+                if not self.failing:
+                    log.warning("bus: lease renewal failed for %s", self.key)
+                self.failing = True
+            else:
+                self.failing = False
 
     def release(self) -> None:
-        self.stopped.set()
+        with self.lock:
+            self.stopped.set()
         try:
             redisconn.client().delete(self.key)
         except Exception:

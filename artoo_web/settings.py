@@ -172,6 +172,8 @@ ARTOO_AUDIT_WINDOW_S = envint("ARTOO_AUDIT_WINDOW_S", 300, minimum=1)
 ARTOO_AUDIT_FANIN_DEADLINE_S = envint("ARTOO_AUDIT_FANIN_DEADLINE_S", 300, minimum=1)
 
 CELERY_BROKER_URL = REDIS_URL
+# kombu's Redis transport with a channel that survives its server's crash.
+CELERY_BROKER_TRANSPORT = "artoo_web.celery:RedisTransport"
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_DEFAULT_QUEUE = "pipeline"

@@ -24,12 +24,18 @@ def deliver(message_id: int) -> str:
 
 
 @shared_task
-def sweep_outbox() -> int:
-    """Re-enqueue messages whose delivery was lost, and runs whose start was."""
+def sweep_outbox(after_outage: bool = False) -> int:
+    """Re-enqueue messages whose delivery was lost, and runs whose start was.
+
+    After a broker outage (a worker reconnected) the broker may have lost every
+    delivery and start it held, so those are taken at any age, not only once
+    they are ARTOO_SWEEP_AFTER_S old; the rounds' follow-ups keep their delay.
+    """
     after = settings.ARTOO_SWEEP_AFTER_S
+    lost = 0 if after_outage else after
     return (
-        bus.sweep(after, HANDLERS)
-        + runs.restart_stalled(after)
+        bus.sweep(lost, HANDLERS)
+        + runs.restart_stalled(lost)
         + meta_validator.sweep_rounds(after)
         + planner.sweep_next_moves(after)
     )

@@ -206,6 +206,16 @@ class Db:
             params += ids
         return self.value(sql, params)
 
+    def undelivered_of_type(self, run_id: str, type_: str) -> list[int]:
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT id FROM artoo_web_busmessage WHERE run_id = ? AND type = ? "
+                "AND delivered_at IS NULL ORDER BY id",
+                (run_id.replace("-", ""), type_),
+            )
+        ]
+
     def final_results(self, run_id: str) -> int:
         return self.value(
             "SELECT count(*) FROM artoo_web_busmessage "
@@ -358,7 +368,9 @@ def start_redis(data_dir, port: int | None = None):
     """Start the virtualenv's redis-server (on ``port``, else a free one).
 
     Return the process and its URL; the server keeps its dump under
-    ``data_dir/redis``, so a restart on the same port finds what it saved.
+    ``data_dir/redis``, so a restart on the same port finds what it saved (and
+    a restart with another ``data_dir`` finds nothing, as after a crash that
+    persisted nothing).
     """
     import subprocess
 
@@ -367,6 +379,7 @@ def start_redis(data_dir, port: int | None = None):
     if port is None:
         return launcher.start_embedded_redis(data_dir)
     redis_dir = data_dir / "redis"
+    redis_dir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
         [
             str(launcher.VENV_BIN / "redis-server"),
@@ -379,6 +392,23 @@ def start_redis(data_dir, port: int | None = None):
     url = f"redis://127.0.0.1:{port}/0"
     wait_for(lambda: launcher.redis_answers(url), 10, 0.05, what="redis restarted")
     return proc, url
+
+
+def crash_redis(proc, url: str) -> None:
+    """Kill Redis (SIGKILL) so that its pub/sub clients hear of it first.
+
+    When Redis dies the kernel closes its sockets one by one; a worker may learn
+    of it on a pub/sub connection (remote control, gossip) while its BRPOP is
+    still pending, or on the BRPOP itself. Dropping the pub/sub clients a moment
+    before the kill makes the first order, the one kombu mishandles, certain.
+    """
+    import signal
+
+    import redis
+
+    redis.Redis.from_url(url).client_kill_filter(_type="pubsub")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
 
 
 SPEC = {

@@ -14,6 +14,7 @@ from tests.reliability.harness import (
     Db,
     Http,
     WsClosed,
+    crash_redis,
     create_user,
     start_redis,
     wait_for,
@@ -24,6 +25,19 @@ pytestmark = [pytest.mark.reliability, pytest.mark.timeout(240)]
 
 TASK = "\n".join(["sleep 1"] * 6 + ["echo survived # expect: survived"])
 RUNS = 3
+WORKERS = ("pipeline", "memory")
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+def wait_until_workers_lost_the_broker(cluster) -> None:
+    wait_for(
+        lambda: all("broker lost" in cluster.log_text(name) for name in WORKERS),
+        30,
+        what="every worker lost the broker",
+    )
 
 
 class Dashboard(threading.Thread):
@@ -64,7 +78,7 @@ def test_runs_finish_and_dashboards_catch_up_across_a_redis_restart(
     start_cluster, tmp_path, sig
 ):
     redis_proc, url = start_redis(tmp_path)
-    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    port = port_of(url)
     try:
         cluster = start_cluster(
             env={"REDIS_URL": url, "ARTOO_FANIN_DEADLINE_S": "40"}, concurrency=4
@@ -97,5 +111,80 @@ def test_runs_finish_and_dashboards_catch_up_across_a_redis_restart(
             assert db.final_results(run_id) == 1
         assert any(tab.closes for tab in tabs), "no tab noticed the outage"
         wait_for(lambda: db.undelivered(run_ids) == 0, 30, what="all delivered")
+    finally:
+        launcher.stop(redis_proc)
+
+
+def test_a_worker_outlives_a_redis_crash_while_it_runs_a_handler(
+    start_cluster, tmp_path
+):
+    redis_proc, url = start_redis(tmp_path)
+    try:
+        cluster = start_cluster(env={"REDIS_URL": url}, concurrency=4)
+        api = Api(cluster.url, create_user(cluster, "alice"))
+        db = Db(cluster)
+        run_id = api.submit("sleep 8\necho survived # expect: survived")
+        # The worker holds the subtask's delivery unacknowledged, a BRPOP
+        # pending on its free threads: kombu's close failed there and the
+        # worker exited ("Unrecoverable error").
+        wait_for(
+            lambda: "subtask_started" in db.trace_kinds(run_id),
+            60,
+            what="a subtask running",
+        )
+        crash_redis(redis_proc, url)
+        wait_until_workers_lost_the_broker(cluster)
+        redis_proc, _ = start_redis(tmp_path, port_of(url))
+
+        run = api.wait_terminal([run_id], 90)[run_id]
+
+        assert run["status"] == "done", run["final_result"]
+        exited = [name for name in WORKERS if cluster.procs[name].poll() is not None]
+        assert not exited, f"{exited} exited; see {cluster.log_path(exited[0])}"
+        assert db.final_results(run_id) == 1
+        wait_for(lambda: db.undelivered([run_id]) == 0, 30, what="all delivered")
+    finally:
+        launcher.stop(redis_proc)
+
+
+def test_deliveries_a_redis_crash_lost_are_sent_again_once_workers_reconnect(
+    start_cluster, tmp_path
+):
+    redis_proc, url = start_redis(tmp_path)
+    try:
+        # The periodic sweep takes only hour-old messages: only the sweep
+        # after the outage can find what the crash lost.
+        cluster = start_cluster(
+            env={
+                "REDIS_URL": url,
+                "ARTOO_SWEEP_AFTER_S": "3600",
+                "ARTOO_SWEEP_EVERY_S": "3600",
+            },
+            concurrency=1,
+        )
+        api = Api(cluster.url, create_user(cluster, "alice"))
+        db = Db(cluster)
+        run_id = api.submit("sleep 8\n& echo second # expect: second")
+        # One pipeline thread: the first subtask runs, the second one's
+        # delivery waits in Redis, which the crash loses.
+        wait_for(
+            lambda: (
+                db.trace_kinds(run_id).count("subtask_started") == 1
+                and len(db.undelivered_of_type(run_id, "SubTask")) == 2
+            ),
+            60,
+            what="one subtask running, one queued",
+        )
+        redis_proc.send_signal(signal.SIGKILL)
+        redis_proc.wait(10)
+        wait_until_workers_lost_the_broker(cluster)
+        redis_proc, _ = start_redis(tmp_path / "after-crash", port_of(url))
+
+        run = api.wait_terminal([run_id], 90)[run_id]
+
+        assert run["status"] == "done", run["final_result"]
+        assert "second" in run["final_result"]["output"]
+        assert db.final_results(run_id) == 1
+        wait_for(lambda: db.undelivered([run_id]) == 0, 30, what="all delivered")
     finally:
         launcher.stop(redis_proc)
