@@ -155,13 +155,20 @@ class ApprovalStatus(models.TextChoices):
     APPROVED = "approved"
     DENIED = "denied"
     EXPIRED = "expired"
+    # Its round closed before a decision: nothing of it runs.
+    VOIDED = "voided"
 
 
 class Approval(models.Model):
-    """A Law 1 gate: a destructive tool call waiting for the operator's decision."""
+    """A Law 1 gate: a destructive tool call waiting for the operator's decision.
+
+    Its subtask is parked meanwhile: ``parked`` holds what the executor needs to
+    carry on (``artoo_web.handlers.executor``), ``resumed_at`` when it did.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="approvals")
+    round = models.PositiveIntegerField(default=0)
     subtask_id = models.CharField(max_length=64)
     tool = models.CharField(max_length=40)
     command = models.TextField()
@@ -176,6 +183,8 @@ class Approval(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    parked = models.JSONField(default=dict, blank=True)
+    resumed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at"]

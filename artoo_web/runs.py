@@ -2,6 +2,11 @@
 
 Views, the API and the CLI call these; handlers call ``lock_current``,
 ``finish`` and ``abandon``. Every decision about the run's course is a role's.
+
+Time spent waiting on a person (a clarification, a Law 1 approval) is kept on
+the run as ``human_wait_ms``: the union of those waits, so parallel approvals
+count once. GGS takes it off Ω's elapsed time and the watchdog off the run's
+deadline.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from artoo_web.models import (
     TraceEvent,
 )
 from artoo_web.summaries import usage_by_role
-from roles import ggs
+from roles import ggs, humantime
 from roles.contracts import FinalResult
 
 log = logging.getLogger(__name__)
@@ -32,6 +37,10 @@ CANCEL_FLAG_TTL_S = 86_400
 
 class Conflict(Exception):
     """The run is not in a state that allows this operation."""
+
+
+class Voided(Conflict):
+    """The approval's round closed before a decision: nothing of it runs."""
 
 
 def lock_current(run_id, round_: int | None = None) -> Run | None:
@@ -95,41 +104,122 @@ def answer_clarification(run: Run, answer: str) -> BusMessage:
         run.keep_state(state)
         run.status = RunStatus.PERCEIVING
         run.save(update_fields=["status", "state", "updated_at"])
-        return bus.send(
+        msg = bus.send(
             run,
             "User",
             "R1",
             "ClarificationAnswer",
             {"answer": answer, "round": len(state.clarifications)},
         )
+        count_human_wait(run)
+        return msg
 
 
 def decide_approval(run: Run, approval_id, decision: str, user) -> Approval:
-    """Record the operator's decision on a pending approval of this run."""
+    """Record the operator's decision on a pending approval of this run.
+
+    An approval whose round closed is voided instead (Voided): its subtask
+    stopped with the round, and nothing of it runs.
+    """
     if decision not in ("approve", "deny"):
         raise ValueError("decision must be 'approve' or 'deny'")
     with transaction.atomic():
+        run = Run.objects.select_for_update().get(id=run.id)
         approval = (
             Approval.objects.select_for_update().filter(run=run, id=approval_id).first()
         )
         if approval is None:
             raise Approval.DoesNotExist("No such approval for this run.")
-        if approval.status != ApprovalStatus.PENDING:
+        voided = approval.status == ApprovalStatus.PENDING and not is_live(
+            run, approval
+        )
+        if voided:
+            void_approvals(run, id=approval.id)
+        elif approval.status == ApprovalStatus.VOIDED:
+            raise Voided(VOIDED_NOTICE)
+        elif approval.status != ApprovalStatus.PENDING:
             raise Conflict(f"This approval was already {approval.status}.")
-        approval.status = (
-            ApprovalStatus.APPROVED if decision == "approve" else ApprovalStatus.DENIED
-        )
-        approval.decided_by = user
-        approval.decided_at = timezone.now()
-        approval.save()
-        bus.send(
-            run,
-            "User",
-            "R3",
-            "ApprovalDecision",
-            {"approval_id": str(approval.id), "decision": decision},
-        )
+        else:
+            return record_decision(run, approval, decision, user)
+    raise Voided(VOIDED_NOTICE)
+
+
+VOIDED_NOTICE = (
+    "This approval was voided: its round closed before a decision, so its "
+    "subtask stopped and nothing of it was run."
+)
+
+
+def record_decision(run: Run, approval: Approval, decision: str, user) -> Approval:
+    """Store a decision on a live approval and send it to the parked subtask."""
+    approval.status = (
+        ApprovalStatus.APPROVED if decision == "approve" else ApprovalStatus.DENIED
+    )
+    approval.decided_by = user
+    approval.decided_at = timezone.now()
+    approval.save()
+    end_human_wait(run)
+    bus.send(
+        run,
+        "User",
+        "R3",
+        "ApprovalDecision",
+        {"approval_id": str(approval.id), "decision": decision},
+    )
     return approval
+
+
+def is_live(run: Run, approval: Approval) -> bool:
+    """Return True while the approval's round is the run's open round."""
+    if run.is_terminal or run.round != approval.round:
+        return False
+    fan = run.load_state().fanin_of(approval.round)
+    return fan is None or not fan.evaluated
+
+
+def void_approvals(run: Run, **filters) -> int:
+    """Void the run's pending approvals (those matching ``filters``); count them."""
+    pending = Approval.objects.filter(run=run, status=ApprovalStatus.PENDING)
+    count = pending.filter(**filters).update(
+        status=ApprovalStatus.VOIDED, decided_at=timezone.now()
+    )
+    if count:
+        end_human_wait(run)
+    return count
+
+
+def end_human_wait(run: Run) -> None:
+    """Count the run's human waits again; leave awaiting_approval when none is left.
+
+    Called in the transaction that holds the run's row lock.
+    """
+    count_human_wait(run)
+    pending = Approval.objects.filter(run=run, status=ApprovalStatus.PENDING)
+    if run.status == RunStatus.AWAITING_APPROVAL and not pending.exists():
+        run.status = RunStatus.RUNNING
+        Run.objects.filter(id=run.id, status=RunStatus.AWAITING_APPROVAL).update(
+            status=RunStatus.RUNNING
+        )
+
+
+def count_human_wait(run: Run) -> int:
+    """Store (and return) the time the run has waited on a person, counted once."""
+    now = timezone.now()
+    run.human_wait_ms = humantime.union_ms(human_waits(run, now), until=now)
+    Run.objects.filter(id=run.id).update(human_wait_ms=run.human_wait_ms)
+    return run.human_wait_ms
+
+
+def human_waits(run: Run, now) -> list[humantime.Interval]:
+    """Return every wait on a person: approvals, and clarification questions."""
+    approvals = Approval.objects.filter(run=run).values_list("created_at", "decided_at")
+    asked = run.messages.filter(type="ClarificationRequest")
+    answered = run.messages.filter(type="ClarificationAnswer")
+    return [(start, end or now) for start, end in approvals] + humantime.paired(
+        asked.values_list("created_at", flat=True),
+        answered.values_list("created_at", flat=True),
+        now,
+    )
 
 
 def cancel(run: Run) -> FinalResult:
@@ -138,6 +228,7 @@ def cancel(run: Run) -> FinalResult:
         run = Run.objects.select_for_update().get(id=run.id)
         if run.is_terminal:
             raise Conflict(f"The run is already {run.status}.")
+        # Cancel denies what waits; the parked subtasks never resume.
         Approval.objects.filter(run=run, status=ApprovalStatus.PENDING).update(
             status=ApprovalStatus.DENIED, decided_at=timezone.now()
         )
@@ -173,7 +264,12 @@ def abandon(run: Run, summary: str, rationale: str, status: str) -> FinalResult:
 
 
 def finish(run: Run, final: FinalResult, status: str) -> None:
-    """Store the FinalResult and the cost per role on the run, and end it."""
+    """Store the FinalResult and the cost per role on the run, and end it.
+
+    Approvals still pending are voided: their round ended with the run.
+    """
+    void_approvals(run)
+    count_human_wait(run)
     state = run.load_state()
     state.cost_by_role = usage_by_role(run)
     run.keep_state(state)

@@ -10,7 +10,14 @@ from celery import shared_task
 from django.conf import settings
 
 from artoo_web import bus, runs, watchdog
-from artoo_web.handlers import HANDLERS, memory, meta_validator, perceiver, planner
+from artoo_web.handlers import (
+    HANDLERS,
+    executor,
+    memory,
+    meta_validator,
+    perceiver,
+    planner,
+)
 from roles.contracts import FinalResult
 
 
@@ -38,6 +45,7 @@ def sweep_outbox(after_outage: bool = False) -> int:
         + runs.restart_stalled(lost)
         + meta_validator.sweep_rounds(after)
         + planner.sweep_next_moves(after)
+        + executor.sweep_approvals(after)
     )
 
 
@@ -63,6 +71,12 @@ def evaluate_round(run_id: str, round_: int) -> str:
 def fanin_deadline(run_id: str, round_: int) -> str:
     """Judge a round at its fan-in deadline if it is still open."""
     return meta_validator.deadline_passed(run_id, round_)
+
+
+@shared_task(acks_late=True)
+def expire_approval(approval_id: str) -> str:
+    """Deny a Law 1 approval left unanswered, and resume its parked subtask."""
+    return executor.expire(approval_id)
 
 
 @shared_task(acks_late=True)

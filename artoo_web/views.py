@@ -91,7 +91,10 @@ def _visible_run(request: HttpRequest, run_id) -> Run:
 
 @require_http_methods(["GET"])
 def run_detail(request: HttpRequest, run_id) -> HttpResponse:
-    run = _visible_run(request, run_id)
+    return _detail_page(request, _visible_run(request, run_id))
+
+
+def _detail_page(request: HttpRequest, run: Run, status: int = 200) -> HttpResponse:
     rows = list(run.messages.order_by("id"))
     now = timezone.now()
     for m in rows:
@@ -103,17 +106,25 @@ def run_detail(request: HttpRequest, run_id) -> HttpResponse:
         ws_path=topics.ws_run_path(run.id),
         sandbox_off=settings.ARTOO_SANDBOX == "off",
     )
-    return render(request, "artoo_web/run_detail.html", context)
+    return render(request, "artoo_web/run_detail.html", context, status=status)
 
 
-def _part(request: HttpRequest, run: Run, part: str, notice: str = "") -> HttpResponse:
-    """Answer an action with the fresh part (htmx) or a redirect to the run."""
+def _part(
+    request: HttpRequest, run: Run, part: str, notice: str = "", status: int = 200
+) -> HttpResponse:
+    """Answer an action with the fresh part (htmx) or a redirect to the run.
+
+    A refusal with its own status (409) is answered under that status: the part
+    for htmx, the run's page otherwise.
+    """
     if request.htmx:
         context = {**dashboard.context_for(run, [part]), "notice": notice}
         name = dashboard.PARTS[part]
-        return render(request, f"{dashboard.TEMPLATE}#{name}", context)
+        return render(request, f"{dashboard.TEMPLATE}#{name}", context, status=status)
     if notice:
         messages.error(request, notice)
+    if status != 200:
+        return _detail_page(request, run, status)
     return redirect("run-detail", run_id=run.id)
 
 
@@ -133,9 +144,11 @@ def run_cancel(request: HttpRequest, run_id) -> HttpResponse:
 def run_approval(request: HttpRequest, run_id, approval_id) -> HttpResponse:
     run = _visible_run(request, run_id)
     decision = request.POST.get("decision", "")
-    notice = ""
+    notice, status = "", 200
     try:
         runs.decide_approval(run, approval_id, decision, request.user)
+    except runs.Voided as exc:
+        notice, status = str(exc), 409
     except runs.Conflict as exc:
         notice = str(exc)
     except ValueError:
@@ -143,7 +156,7 @@ def run_approval(request: HttpRequest, run_id, approval_id) -> HttpResponse:
     except Approval.DoesNotExist:
         notice = "This approval does not belong to this run."
     run.refresh_from_db()
-    return _part(request, run, "prompts", notice)
+    return _part(request, run, "prompts", notice, status)
 
 
 @require_POST

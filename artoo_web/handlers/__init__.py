@@ -30,7 +30,7 @@ HANDLERS: Table = {
         executor.note_fast_loop, self_committing=False
     ),
     ("R3", "ApprovalDecision"): Registration(
-        executor.note_decision, self_committing=False
+        executor.note_decision, self_committing=True
     ),
     ("R4b", "DispatchManifest"): Registration(
         meta_validator.arm_deadline, self_committing=False

@@ -1,8 +1,14 @@
 """R3 ⇄ R4a on the bus: one effector task per SubTask runs the fast loop.
 
 SubTasks of a later sequence group are held by the dispatcher until their
-group is released; outputs of earlier groups are injected then. A Law 1
-approval waits here for the operator's decision (the Approval row).
+group is released; outputs of earlier groups are injected then.
+
+A call that needs the operator's Law 1 approval parks the subtask: what its
+executor needs to carry on (the fast loop's attempt, the conversation, the
+evidence, the command's pending effect) is stored on the Approval row and the
+task returns, holding no worker. The ApprovalDecision message, or the timeout
+(``expire``), resumes it on any worker, once. An executor whose round closed
+stops, as on cancel, and its approvals are void.
 """
 
 from __future__ import annotations
@@ -11,24 +17,37 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import timedelta
 
 from celery import current_task
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from artoo_web import bus, runtime
+from artoo_web import bus, followups, runs, runtime
 from artoo_web.handlers import dispatcher
-from artoo_web.models import Approval, ApprovalStatus, BusMessage, Run, RunStatus
+from artoo_web.models import (
+    TERMINAL_STATUSES,
+    Approval,
+    ApprovalStatus,
+    BusMessage,
+    Run,
+    RunStatus,
+)
 from roles import agent_validator, executor
 from roles.contracts import SubTask
 from roles.fastloop import run_fast_loop
-from roles.tools import ApprovalAsk, Toolbox
+from roles.toolloop import ToolPaused
+from roles.tools import ApprovalAsk, Toolbox, ToolRecord
+from roles.tools.effect_pending import discard, pending_call
 
 log = logging.getLogger(__name__)
 
-APPROVAL_POLL_S = 0.2
+ROUND_CHECK_EVERY_S = 1.0
+DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRED)
 
 
 def run_subtask(msg: BusMessage) -> str:
@@ -47,11 +66,8 @@ def run_subtask(msg: BusMessage) -> str:
         run, "R3", "subtask_started", subtask_id=subtask.subtask_id, worker=worker()
     )
     prior = fan.matched_outputs() if fan is not None else ""
-    outcome = effect(run, msg, subtask, prior)
-    with bus.delivering(msg) as fresh:
-        if fresh:
-            bus.send(run, "R4a", "R4b", "SubTaskOutcome", outcome, round=msg.round)
-    return "delivered"
+    work = {"subtask": msg.payload, "prior": prior}
+    return carry_on(run, msg.round, work, lambda: bus.delivering(msg))
 
 
 def note_fast_loop(msg: BusMessage) -> None:
@@ -59,7 +75,10 @@ def note_fast_loop(msg: BusMessage) -> None:
 
 
 def note_decision(msg: BusMessage) -> None:
-    """(R3, ApprovalDecision): the waiting executor reads the Approval row."""
+    """(R3, ApprovalDecision): resume the subtask parked on this approval."""
+    resume(msg.payload["approval_id"])
+    with bus.delivering(msg):
+        pass
 
 
 def worker() -> str:
@@ -68,29 +87,48 @@ def worker() -> str:
     return hostname or f"{socket.gethostname()}:{os.getpid()}"
 
 
-def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
-    """Run R3 ⇄ R4a for one subtask and return its SubTaskOutcome."""
-    cancelled = runtime.canceller(run.id)
-    blocked_tools, blocked_targets = run.load_state().blocked()
-    workspace = runtime.workspace_for(run)
-    sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
-    shared = runtime.shared_area(run.owner_id)
-    toolbox = Toolbox(
-        workspace,
-        allowed_paths=[*settings.ARTOO_ALLOWED_PATHS, *([shared] if shared else [])],
-        blocked_tools=[*blocked_tools, *runtime.unavailable_tools()],
-        blocked_targets=blocked_targets,
-        approve=lambda ask: wait_for_approval(run, subtask, ask, cancelled),
-        cancelled=cancelled,
-        shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
-        sandbox=sandbox,
-        sandbox_error=sandbox_error,
-        hidden_paths=runtime.hidden_paths(),
-    )
+def carry_on(run: Run, round_: int, work: dict, committing, parked=None) -> str:
+    """Run (or resume) a subtask; send its outcome, or park it on an approval.
+
+    ``committing()`` opens the transaction that stores the result and yields
+    whether this delivery is the first; ``work`` holds the subtask and the
+    outputs of earlier groups; ``parked`` the state of a resumed subtask.
+    """
+    subtask = SubTask.model_validate(work["subtask"])
+    try:
+        outcome = effect(run, round_, subtask, work["prior"], parked)
+    except ToolPaused as paused:
+        return park(run, round_, work, paused, committing)
+    with committing() as fresh:
+        if not fresh:
+            return "already-delivered"
+        if runs.lock_current(run.id, round_) is None or not is_round_open(
+            run.id, round_
+        ):
+            # The round closed meanwhile: its outcome would be judged nowhere.
+            runtime.trace(run, "R3", "subtask_stopped", subtask_id=subtask.subtask_id)
+            return "stopped"
+        bus.send(run, "R4a", "R4b", "SubTaskOutcome", outcome, round=round_)
+    return "delivered"
+
+
+def effect(run: Run, round_: int, subtask: SubTask, prior: str, parked=None):
+    """Run R3 ⇄ R4a for one subtask and return its SubTaskOutcome.
+
+    Raises ToolPaused, with everything needed to resume, when a call waits on
+    the operator; ``parked`` is that state back, with the operator's answer.
+    """
+    parked = parked or {}
+    cancelled = stopper(run.id, round_)
+    toolbox = toolbox_for(run, cancelled, parked)
+    workspace = toolbox.workspace
     exec_model = runtime.model_for("R3", run, cancelled)
     val_model = runtime.model_for("R4a", run, cancelled)
+    resuming = {"executor": parked.get("executor")}
 
     def execute_fn(correction, attempt):
+        # Only the attempt that paused resumes; a later one starts afresh.
+        state, resuming["executor"] = resuming["executor"], None
         return executor.execute(
             subtask,
             model=exec_model,
@@ -98,6 +136,7 @@ def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
             correction=correction,
             prior_outputs=prior,
             attempt=attempt,
+            resume=state,
         )
 
     def validate_fn(result, attempt, trajectory):
@@ -113,11 +152,11 @@ def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
 
     def on_result(result, execution):
         runtime.record_usage(run, "R3", execution.usage)
-        bus.send(run, "R3", "R4a", "ExecutionResult", result, round=msg.round)
+        bus.send(run, "R3", "R4a", "ExecutionResult", result, round=round_)
 
     def on_correction(correction, validation):
         runtime.record_usage(run, "R4a", validation.usage)
-        bus.send(run, "R4a", "R3", "CorrectionSignal", correction, round=msg.round)
+        bus.send(run, "R4a", "R3", "CorrectionSignal", correction, round=round_)
 
     try:
         outcome, _, validations = run_fast_loop(
@@ -126,7 +165,12 @@ def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
             validate_fn=validate_fn,
             on_result=on_result,
             on_correction=on_correction,
+            resume=parked.get("fastloop"),
         )
+    except ToolPaused as paused:
+        paused.state["evidence"] = list(toolbox.evidence)
+        paused.state["records"] = [asdict(r) for r in toolbox.records]
+        raise
     finally:
         toolbox.kill()
     if validations:
@@ -134,58 +178,257 @@ def effect(run: Run, msg: BusMessage, subtask: SubTask, prior: str):
     return outcome
 
 
-def wait_for_approval(run: Run, subtask: SubTask, ask: ApprovalAsk, cancelled) -> bool:
-    """Ask the operator (Law 1) and wait; deny on timeout or cancel."""
-    with transaction.atomic():
+def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbox:
+    """Return the subtask's Toolbox; a resumed one gets its evidence and answer."""
+    state = run.load_state()
+    blocked_tools, blocked_targets = state.blocked()
+    workspace = runtime.workspace_for(run)
+    sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
+    shared = runtime.shared_area(run.owner_id)
+    pending, approved = parked.get("pending"), bool(parked.get("approved"))
+    toolbox = Toolbox(
+        workspace,
+        allowed_paths=[*settings.ARTOO_ALLOWED_PATHS, *([shared] if shared else [])],
+        blocked_tools=[*blocked_tools, *runtime.unavailable_tools()],
+        blocked_targets=blocked_targets,
+        approve=Operator(pending, approved),
+        cancelled=cancelled,
+        shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
+        sandbox=sandbox,
+        sandbox_error=sandbox_error,
+        hidden_paths=runtime.hidden_paths(),
+        memory_rules=state.memory_rules(),
+    )
+    toolbox.evidence = list(parked.get("evidence", []))
+    toolbox.records = [ToolRecord(**r) for r in parked.get("records", [])]
+    if pending and pending["kind"] == "effect":
+        toolbox.settle(pending, approved)
+    return toolbox
+
+
+class Operator:
+    """Law 1's operator for one subtask: park on a question, answer a decided one.
+
+    A gated call asked again on resume gets the operator's answer; any other
+    question parks the subtask (ToolPaused).
+    """
+
+    def __init__(self, decided: dict | None, approved: bool):
+        self.decided = decided if decided and decided["kind"] == "call" else None
+        self.approved = approved
+
+    def __call__(self, ask: ApprovalAsk) -> bool:
+        if self.decided is not None and self.decided["ask"] == _plain(ask):
+            self.decided = None
+            return self.approved
+        raise ToolPaused(pending_call(ask))
+
+
+def _plain(ask: ApprovalAsk) -> dict:
+    """Return the ask as it reads back from the database (tuples as lists)."""
+    return {**asdict(ask), "changes": [dict(c) for c in ask.changes]}
+
+
+def park(run: Run, round_: int, work: dict, paused: ToolPaused, committing) -> str:
+    """Store a paused subtask on a new Approval and ask the operator; return."""
+    pending = paused.pending or {}
+    ask = pending.get("ask") or {}
+    with committing() as fresh:
+        locked = runs.lock_current(run.id, round_)
+        if not fresh or locked is None or not ask or not is_round_open(run.id, round_):
+            transaction.on_commit(lambda: discard(pending))
+            return "stopped"
+        runtime.record_usage(locked, "R3", paused.usage)
         approval = Approval.objects.create(
-            run=run,
-            subtask_id=subtask.subtask_id,
-            tool=ask.tool,
-            command=ask.command,
-            reason=ask.reason,
-            changes=list(ask.changes),
-        )
-        Run.objects.filter(id=run.id, status=RunStatus.RUNNING).update(
-            status=RunStatus.AWAITING_APPROVAL
-        )
-        bus.send(
-            run,
-            "R3",
-            "User",
-            "ApprovalRequest",
-            {
-                "approval_id": str(approval.id),
-                "subtask_id": subtask.subtask_id,
-                "tool": ask.tool,
-                "command": ask.command,
-                "args": ask.args,
-                "reason": ask.reason,
-                "changes": list(ask.changes),
+            run=locked,
+            round=round_,
+            subtask_id=SubTask.model_validate(work["subtask"]).subtask_id,
+            tool=ask["tool"],
+            command=ask["command"],
+            reason=ask["reason"],
+            changes=list(ask.get("changes") or ()),
+            parked={
+                "subtask": work["subtask"],
+                "prior": work["prior"],
+                **paused.state,
+                "pending": pending,
             },
         )
-    started = time.monotonic()
-    status = poll_decision(approval, started, cancelled)
-    waited = int((time.monotonic() - started) * 1000)
-    Run.objects.filter(id=run.id).update(human_wait_ms=F("human_wait_ms") + waited)
-    Run.objects.filter(id=run.id, status=RunStatus.AWAITING_APPROVAL).update(
-        status=RunStatus.RUNNING
+        if locked.status == RunStatus.RUNNING:
+            locked.status = RunStatus.AWAITING_APPROVAL
+            locked.save(update_fields=["status", "updated_at"])
+        bus.send(locked, "R3", "User", "ApprovalRequest", request_of(approval, ask))
+        followups.later(
+            followups.EXPIRE_APPROVAL,
+            [str(approval.id)],
+            countdown=settings.ARTOO_APPROVAL_TIMEOUT_S,
+        )
+        runtime.trace(
+            locked,
+            "R3",
+            "subtask_parked",
+            subtask_id=approval.subtask_id,
+            approval_id=str(approval.id),
+        )
+    return "parked"
+
+
+def request_of(approval: Approval, ask: dict) -> dict:
+    """Return the ApprovalRequest's payload for the operator."""
+    return {
+        "approval_id": str(approval.id),
+        "subtask_id": approval.subtask_id,
+        "tool": approval.tool,
+        "command": approval.command,
+        "args": ask["args"],
+        "reason": approval.reason,
+        "changes": approval.changes,
+    }
+
+
+def resume(approval_id) -> str:
+    """Carry on the subtask parked on a decided approval, once.
+
+    A redelivered decision, or a second timeout, finds it resumed and does
+    nothing. An approval whose round closed is voided: its effect is discarded.
+    """
+    claimed = claim_resume(approval_id)
+    if claimed is None:
+        return "already-resumed"
+    run, approval = claimed
+    parked = approval.parked
+    if approval.status not in DECIDED or not runs.is_live(run, approval):
+        discard(parked.get("pending"))
+        return "void"
+    runtime.trace(
+        run,
+        "R3",
+        "subtask_resumed",
+        subtask_id=approval.subtask_id,
+        approval_id=str(approval.id),
+        decision=approval.status,
+        worker=worker(),
     )
-    return status == ApprovalStatus.APPROVED
+    rearm_deadline(run, approval.round)
+    parked = {**parked, "approved": approval.status == ApprovalStatus.APPROVED}
+    return carry_on(run, approval.round, parked, resumed, parked)
 
 
-def poll_decision(approval: Approval, started: float, cancelled) -> str:
-    deadline = started + settings.ARTOO_APPROVAL_TIMEOUT_S
-    while True:
-        status = Approval.objects.filter(id=approval.id).values_list(
-            "status", flat=True
-        )[0]
-        if status != ApprovalStatus.PENDING:
-            return status
-        if cancelled() or time.monotonic() > deadline:
-            expired = Approval.objects.filter(
-                id=approval.id, status=ApprovalStatus.PENDING
+def claim_resume(approval_id) -> tuple[Run, Approval] | None:
+    """Mark a decided approval resumed; None when it waits or was resumed already."""
+    with transaction.atomic():
+        run, approval = lock_approval(approval_id)
+        if run is None or approval is None or approval.resumed_at is not None:
+            return None
+        if approval.status == ApprovalStatus.PENDING:
+            return None
+        approval.resumed_at = timezone.now()
+        approval.save(update_fields=["resumed_at"])
+    if not approval.parked:
+        return None
+    return run, approval
+
+
+def lock_approval(approval_id) -> tuple[Run | None, Approval | None]:
+    """Lock an approval's run, then the approval (the order every path takes)."""
+    found = Approval.objects.filter(id=approval_id).values_list("run_id", flat=True)
+    run_id = found.first()
+    if run_id is None:
+        return None, None
+    run = Run.objects.select_for_update().get(id=run_id)
+    return run, Approval.objects.select_for_update().get(id=approval_id)
+
+
+@contextmanager
+def resumed():
+    """Open the transaction that stores a resumed subtask's result (claimed once)."""
+    with transaction.atomic():
+        yield True
+
+
+def rearm_deadline(run: Run, round_: int) -> None:
+    """Schedule the round's fan-in deadline again once no person is waited on."""
+    left = dispatcher.deadline_left(run.id, round_)
+    if left is not None:
+        followups.later(
+            followups.FANIN_DEADLINE, [str(run.id), round_], countdown=max(left, 0)
+        )
+
+
+def expire(approval_id) -> str:
+    """Deny an approval left unanswered past its timeout, then resume its subtask."""
+    with transaction.atomic():
+        run, approval = lock_approval(approval_id)
+        if run is None or approval is None:
+            return "missing"
+        if approval.status == ApprovalStatus.PENDING:
+            due = approval.created_at + timedelta(
+                seconds=settings.ARTOO_APPROVAL_TIMEOUT_S
             )
-            if expired.update(status=ApprovalStatus.EXPIRED, decided_at=timezone.now()):
-                return ApprovalStatus.EXPIRED
-            continue
-        time.sleep(APPROVAL_POLL_S)
+            left = (due - timezone.now()).total_seconds()
+            if left > 0:
+                followups.later(
+                    followups.EXPIRE_APPROVAL, [str(approval_id)], countdown=left
+                )
+                return "not-yet"
+            approval.status = ApprovalStatus.EXPIRED
+            approval.decided_at = timezone.now()
+            approval.save(update_fields=["status", "decided_at"])
+            runs.end_human_wait(run)
+    return resume(approval_id)
+
+
+def sweep_approvals(older_than_s: int) -> int:
+    """Expire or resume what a lost follow-up left: overdue or stranded approvals."""
+    now = timezone.now()
+    timeout = timedelta(seconds=settings.ARTOO_APPROVAL_TIMEOUT_S + older_than_s)
+    overdue = Approval.objects.filter(
+        status=ApprovalStatus.PENDING, created_at__lt=now - timeout
+    )
+    stranded = Approval.objects.filter(
+        status__in=(ApprovalStatus.EXPIRED, ApprovalStatus.VOIDED),
+        resumed_at=None,
+        decided_at__lt=now - timedelta(seconds=older_than_s),
+    )
+    ids = [*overdue.values_list("id", flat=True)[:100]]
+    ids += stranded.values_list("id", flat=True)[:100]
+    for approval_id in ids:
+        followups.enqueue(followups.EXPIRE_APPROVAL, [str(approval_id)])
+    return len(ids)
+
+
+def stopper(run_id, round_: int) -> Callable[[], bool]:
+    """Return a cheap check: the run was cancelled, or this round closed."""
+    cancelled = runtime.canceller(run_id)
+    seen = {"at": -ROUND_CHECK_EVERY_S, "closed": False}
+
+    def stopped() -> bool:
+        if cancelled():
+            return True
+        now = time.monotonic()
+        if not seen["closed"] and now - seen["at"] >= ROUND_CHECK_EVERY_S:
+            seen["at"] = now
+            try:
+                seen["closed"] = not is_round_open(run_id, round_)
+            except DatabaseError:
+                log.warning("run %s: round check failed", run_id, exc_info=True)
+        return seen["closed"]
+
+    return stopped
+
+
+def is_round_open(run_id, round_: int) -> bool:
+    """Return True while ``round_`` is the run's round and it is not judged yet."""
+    row = (
+        Run.objects.filter(id=run_id)
+        .values_list(
+            "status", "round", "state__fanin__round", "state__fanin__evaluated"
+        )
+        .first()
+    )
+    if row is None:
+        return False
+    status, current, fan_round, evaluated = row
+    if status in TERMINAL_STATUSES or current != round_:
+        return False
+    return not (fan_round == round_ and evaluated is True)

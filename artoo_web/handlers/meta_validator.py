@@ -113,7 +113,19 @@ def evaluate(run_id, round_: int) -> str:
 
 
 def deadline_passed(run_id, round_: int) -> str:
-    """Judge a round whose outcomes did not all arrive in time."""
+    """Judge a round whose outcomes did not all arrive in time.
+
+    Time spent waiting on the operator does not count: while an approval of the
+    round waits, its end re-arms the deadline; otherwise a deadline pushed back
+    by such waits comes again when it is due.
+    """
+    left = dispatcher.deadline_left(run_id, round_)
+    if left is None:
+        return "waiting-on-human"
+    if left > 0:
+        args = [str(run_id), round_]
+        followups.later(followups.FANIN_DEADLINE, args, countdown=left)
+        return "not-yet"
     if claim_evaluation(run_id, round_, deadline=True):
         return evaluate(run_id, round_)
     run = Run.objects.filter(id=run_id).first()
