@@ -6,7 +6,6 @@ Errors are JSON ``{"error": "…"}`` with the right status; other users' runs ar
 from __future__ import annotations
 
 import functools
-import json
 
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, JsonResponse
@@ -14,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from artoo_web import api_tokens, runs
+from artoo_web import api_tokens, inputs, runs
 from artoo_web.forms import clean_task_text
 from artoo_web.models import Approval, BusMessage, Run
 from artoo_web.summaries import rounds_of, usage_by_role
@@ -51,6 +50,8 @@ def endpoint(*methods: str):
                 return view(request, *args, **kwargs)
             except ApiError as exc:
                 return error(exc.status, str(exc))
+            except inputs.InputError as exc:
+                return error(400, str(exc))
             except runs.Conflict as exc:
                 return error(409, str(exc))
 
@@ -60,15 +61,8 @@ def endpoint(*methods: str):
 
 
 def body(request: HttpRequest) -> dict:
-    """Return the request's JSON object, or raise ApiError saying what is wrong."""
-    try:
-        text = request.body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ApiError(400, "The body is not valid UTF-8.") from None
-    try:
-        data = json.loads(text or "{}")
-    except json.JSONDecodeError as exc:
-        raise ApiError(400, f"The body is not valid JSON: {exc.msg}.") from None
+    """Return the request's JSON object; raise ApiError or InputError if it is not."""
+    data = inputs.parse_json(request.body)
     if not isinstance(data, dict):
         raise ApiError(400, "The body must be a JSON object.")
     return data
@@ -78,7 +72,7 @@ def string_field(data: dict, name: str) -> str:
     value = data.get(name, "")
     if not isinstance(value, str):
         raise ApiError(400, f"'{name}' must be a string.")
-    return value
+    return inputs.check_text(name, value)
 
 
 def visible_run(request: HttpRequest, run_id) -> Run:
@@ -180,7 +174,7 @@ def run_approval(request: HttpRequest, run_id, approval_id):
 def run_answer(request: HttpRequest, run_id):
     run = visible_run(request, run_id)
     answer = string_field(body(request), "answer").strip()
-    if "\x00" in answer or len(answer) > 20_000:
-        raise ApiError(400, "The answer must be text of at most 20,000 characters.")
+    if problem := inputs.answer_problem(answer):
+        raise ApiError(400, problem)
     msg = runs.answer_clarification(run, answer)
     return JsonResponse({"message_id": msg.id}, status=202)

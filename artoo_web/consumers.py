@@ -36,6 +36,7 @@ CATCH_UP_PAGE = 500
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_BAD_REQUEST = 4400
+CLOSE_NOT_FOUND = 4404
 CLOSE_BUS_LOST = 4503
 RENDER_CACHE = 512
 RENDER_SHARE_S = 2.0
@@ -136,6 +137,16 @@ def shared_render(msg: BusMessage, parts=None) -> asyncio.Future:
         while len(cache) > RENDER_CACHE:
             cache.popitem(last=False)
     return asyncio.shield(task)
+
+
+class NotFoundConsumer(AsyncWebsocketConsumer):
+    """Refuse a websocket path that names no stream (``/ws/runs/not-a-uuid/``)."""
+
+    async def connect(self):
+        # Accepted first so that the client reads the code: a refused handshake
+        # reaches a browser as a bare 1006.
+        await self.accept()
+        await self.close(code=CLOSE_NOT_FOUND)
 
 
 class RunConsumer(AsyncWebsocketConsumer):

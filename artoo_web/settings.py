@@ -52,6 +52,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "artoo_web.middleware.ContentSecurityPolicy",
+    "artoo_web.middleware.ApiErrors",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -130,10 +132,23 @@ LOGOUT_REDIRECT_URL = "login"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
+# The pages load scripts and styles from static files only (no inline script or
+# style, no eval); the live stream's websocket is same-origin ('self').
+ARTOO_CSP = envstr(
+    "ARTOO_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; font-src 'self'; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)
 
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0", env=LIVE_ENV)
 # Where the web process answers (for links printed by commands).
-ARTOO_WEB_URL = envstr("ARTOO_WEB_URL", "http://127.0.0.1:8000", env=LIVE_ENV)
+ARTOO_WEB_URL = envstr(
+    "ARTOO_WEB_URL",
+    f"http://127.0.0.1:{envstr('ARTOO_PORT', '8000')}",
+    env=LIVE_ENV,
+)
 
 ARTOO_MAX_INPUT_CHARS = envint("ARTOO_MAX_INPUT_CHARS", 20_000, minimum=1)
 ARTOO_SWEEP_AFTER_S = envint("ARTOO_SWEEP_AFTER_S", 60, minimum=1)
@@ -211,6 +226,13 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"expected": {"()": "artoo_web.logfilters.ExpectedInOneLine"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["expected"],
+        }
+    },
     "root": {"handlers": ["console"], "level": envstr("ARTOO_LOG_LEVEL", "INFO")},
 }

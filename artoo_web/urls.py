@@ -2,20 +2,22 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from artoo_web import api, views
+from artoo_web import api, converters, views
+
+converters.register()
 
 urlpatterns = [
     path("", views.run_list, name="run-list"),
     path("runs/new", views.run_create, name="run-create"),
-    path("runs/<uuid:run_id>/", views.run_detail, name="run-detail"),
-    path("runs/<uuid:run_id>/cancel", views.run_cancel, name="run-cancel"),
+    path("runs/<anyuuid:run_id>/", views.run_detail, name="run-detail"),
+    path("runs/<anyuuid:run_id>/cancel", views.run_cancel, name="run-cancel"),
     path(
-        "runs/<uuid:run_id>/approvals/<uuid:approval_id>",
+        "runs/<anyuuid:run_id>/approvals/<anyuuid:approval_id>",
         views.run_approval,
         name="run-approval",
     ),
-    path("runs/<uuid:run_id>/answer", views.run_answer, name="run-answer"),
-    path("runs/<uuid:run_id>/audit", views.run_audit, name="run-audit"),
+    path("runs/<anyuuid:run_id>/answer", views.run_answer, name="run-answer"),
+    path("runs/<anyuuid:run_id>/audit", views.run_audit, name="run-audit"),
     path("memory/", views.memory_browser, name="memory"),
     path("memory/remember", views.memory_remember, name="memory-remember"),
     path("memory/forget", views.memory_forget, name="memory-forget"),
@@ -23,14 +25,16 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/runs", api.run_list, name="api-runs"),
-    path("api/runs/<uuid:run_id>", api.run_detail, name="api-run"),
-    path("api/runs/<uuid:run_id>/messages", api.run_messages, name="api-run-messages"),
-    path("api/runs/<uuid:run_id>/cancel", api.run_cancel, name="api-run-cancel"),
+    path("api/runs/<anyuuid:run_id>", api.run_detail, name="api-run"),
     path(
-        "api/runs/<uuid:run_id>/approvals/<uuid:approval_id>",
+        "api/runs/<anyuuid:run_id>/messages", api.run_messages, name="api-run-messages"
+    ),
+    path("api/runs/<anyuuid:run_id>/cancel", api.run_cancel, name="api-run-cancel"),
+    path(
+        "api/runs/<anyuuid:run_id>/approvals/<anyuuid:approval_id>",
         api.run_approval,
         name="api-run-approval",
     ),
-    path("api/runs/<uuid:run_id>/answer", api.run_answer, name="api-run-answer"),
+    path("api/runs/<anyuuid:run_id>/answer", api.run_answer, name="api-run-answer"),
     path("admin/", admin.site.urls),
 ]

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_http_methods, require_POST
 
-from artoo_web import bus, dashboard, followups, runs, topics
+from artoo_web import bus, dashboard, followups, inputs, runs, topics
 from artoo_web.auditlog import AuditEventRecord, AuditReportRecord, verify_chain
 from artoo_web.forms import (
     AuditFilterForm,
@@ -64,6 +64,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 def run_create(request: HttpRequest) -> HttpResponse:
     form = RunForm(request.POST)
+    # The API's rule: text that is not UTF-8 is refused, not stored as U+FFFD.
+    if form.is_valid() and not inputs.is_utf8_form(request):
+        form.add_error("raw_input", "The task is not valid UTF-8 text.")
     if not form.is_valid():
         template = "artoo_web/run_list.html#run-form"
         if not request.htmx:
@@ -163,11 +166,14 @@ def run_approval(request: HttpRequest, run_id, approval_id) -> HttpResponse:
 def run_answer(request: HttpRequest, run_id) -> HttpResponse:
     run = _visible_run(request, run_id)
     answer = request.POST.get("answer", "").strip()
-    notice = ""
-    try:
-        runs.answer_clarification(run, answer)
-    except runs.Conflict as exc:
-        notice = str(exc)
+    notice = inputs.answer_problem(answer)
+    if not inputs.is_utf8_form(request):
+        notice = "The answer is not valid UTF-8 text."
+    if not notice:
+        try:
+            runs.answer_clarification(run, answer)
+        except runs.Conflict as exc:
+            notice = str(exc)
     run.refresh_from_db()
     return _part(request, run, "prompts", notice)
 

@@ -1,7 +1,11 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from artoo_web import consumers
+from artoo_web import consumers, converters
+
+converters.register()
 
 websocket_urlpatterns = [
-    path("ws/runs/<uuid:run_id>/", consumers.RunConsumer.as_asgi()),
+    path("ws/runs/<anyuuid:run_id>/", consumers.RunConsumer.as_asgi()),
+    # Any other path is refused with a close code instead of a routing error.
+    re_path(r"", consumers.NotFoundConsumer.as_asgi()),
 ]

@@ -80,7 +80,7 @@
       document.dispatchEvent(new CustomEvent("artoo:" + msg.kind, { detail: msg }));
     };
     socket.onclose = function (event) {
-      if (event.code === 4401 || event.code === 4403 || event.code === 4400) {
+      if ([4400, 4401, 4403, 4404].includes(event.code)) {
         show("refused");
         return;
       }

@@ -67,8 +67,10 @@ def browser():
 
 
 def logged_in(browser, cluster, username: str, width: int = 1280):
+    # Playwright evaluates string waits with eval, which the pages' CSP refuses;
+    # test_csp_browser.py drives the pages under their CSP.
     context = browser.new_context(
-        base_url=cluster.url, viewport={"width": width, "height": 900}
+        base_url=cluster.url, viewport={"width": width, "height": 900}, bypass_csp=True
     )
     context.set_default_timeout(WAIT_MS)
     page = context.new_page()
