@@ -98,13 +98,13 @@ def dream() -> dict:
 
 
 @shared_task
-def memory_summary() -> dict:
-    return memory.summary()
+def memory_summary(reader: str | None = None) -> dict:
+    return memory.summary(reader)
 
 
 @shared_task
-def memory_groups(space: str | None = None) -> list[dict]:
-    return memory.groups(space)
+def memory_groups(space: str | None = None, reader: str | None = None) -> list[dict]:
+    return memory.groups(space, reader)
 
 
 @shared_task

@@ -22,6 +22,7 @@ from artoo_web.forms import (
     RunForm,
 )
 from artoo_web.models import Approval, Run, RunStatus
+from roles.memory_contracts import owner_for_user
 
 RUN_LIST_LIMIT = 200
 AUDIT_PAGE = 200
@@ -234,13 +235,23 @@ def filter_groups(groups: list[dict], space: str, entity: str, text: str) -> lis
     return kept
 
 
+def memory_reader(user) -> str | None:
+    """Return whose Megrams ``user`` may browse: staff all (None), others theirs.
+
+    "Theirs" are those their runs wrote and the shared ones (an operator's
+    remembered entries); ``memory/owners.py`` applies the rule.
+    """
+    return None if user.is_staff else owner_for_user(user.pk)
+
+
 def memory_context(request: HttpRequest) -> dict:
     search = MemorySearchForm(request.GET or None)
     terms = search.cleaned_data if search.is_valid() else {}
     context = {"search": search, "summary": None, "groups": [], "unavailable": ""}
+    reader = memory_reader(request.user)
     try:
-        context["summary"] = ask_memory(followups.MEMORY_SUMMARY)
-        groups = ask_memory(followups.MEMORY_GROUPS, None)
+        context["summary"] = ask_memory(followups.MEMORY_SUMMARY, reader)
+        groups = ask_memory(followups.MEMORY_GROUPS, None, reader)
     except MemoryUnavailable as exc:
         context["unavailable"] = str(exc)
         return context

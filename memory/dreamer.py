@@ -8,6 +8,11 @@ One pass, in order:
 3. Consolidation: distil one C-level rule from each pair whose
    non-consolidated M/K Megrams reach attention ≥ 5 and |decision| ≥ 3.
 
+Each owner's Megrams (``memory/owners.py``) are consolidated apart, so a rule
+distils one user's experience only and belongs to that user; a rule is judged
+by what its readers see: its owner's and the shared Megrams of its pair (a
+shared rule, by everyone's).
+
 Steps 1–2 read every record once (a sequential scan of ``m|``) and keep only
 per-pair sums, so memory grows with pairs, not Megrams. The distil call may
 be a slow LLM request, so it runs outside the store lock; the group is
@@ -27,6 +32,7 @@ from typing import Any
 from roles.contracts import Megram
 
 from . import keys, records
+from .owners import owner_of, weighs_on
 from .potentials import GC_BELOW, decay, sums
 
 log = logging.getLogger(__name__)
@@ -55,20 +61,33 @@ class DreamReport:
 
 @dataclass
 class _Tally:
-    """Per-pair sums gathered in the scan (rules are kept individually)."""
+    """Per-pair sums gathered in the scan, by owner (rules are kept individually)."""
 
-    decision_rest: float = 0.0
-    attention_open: float = 0.0
-    decision_open: float = 0.0
+    decision_rest: dict[str, float] = field(default_factory=dict)
+    open_sums: dict[str, list[float]] = field(default_factory=dict)
     rules: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+
+    def add_rest(self, rec: dict[str, Any], signed: float) -> None:
+        owner = _owner(rec)
+        self.decision_rest[owner] = self.decision_rest.get(owner, 0.0) + signed
 
     def add_open(self, rec: dict[str, Any], weight: float) -> None:
         if rec["level"] in _DECAYING and rec["state"] != records.CONSOLIDATED:
-            self.attention_open += abs(rec["f"]) * weight
-            self.decision_open += rec["sigma"] * rec["f"] * weight
+            acc = self.open_sums.setdefault(_owner(rec), [0.0, 0.0])
+            acc[0] += abs(rec["f"]) * weight
+            acc[1] += rec["sigma"] * rec["f"] * weight
 
-    def is_candidate(self) -> bool:
-        return signal_of(self.attention_open, self.decision_open) is not None
+    def candidates(self) -> list[str]:
+        """Return the owners whose open Megrams of the pair call for a rule."""
+        return sorted(
+            owner
+            for owner, (attention, decision) in self.open_sums.items()
+            if signal_of(attention, decision) is not None
+        )
+
+
+def _owner(rec: dict[str, Any]) -> str:
+    return owner_of(rec["space"], rec.get("owner", ""))
 
 
 def signal_of(attention: float, decision: float) -> str | None:
@@ -96,8 +115,9 @@ def run_pass(
         demoted = _bankrupt(db, tallies, now_ts)
     promoted = 0
     if distil is not None:
-        for pair in sorted(p for p, t in tallies.items() if t.is_candidate()):
-            promoted += _consolidate(db, lock, new_id, now, distil, pair)
+        groups = sorted((p, o) for p, t in tallies.items() for o in t.candidates())
+        for pair, owner in groups:
+            promoted += _consolidate(db, lock, new_id, now, distil, pair, owner)
     return DreamReport(deleted=deleted, demoted=demoted, promoted=promoted)
 
 
@@ -120,7 +140,7 @@ def _collect(db: Any, now_ts: float) -> tuple[int, dict[tuple[str, str], _Tally]
         if level == "C":
             tally.rules.append((rec, rec["sigma"] * f * weight))
         else:
-            tally.decision_rest += rec["sigma"] * f * weight
+            tally.add_rest(rec, rec["sigma"] * f * weight)
         tally.add_open(rec, weight)
     deleted += _delete(db, doomed)
     return deleted, tallies
@@ -156,9 +176,18 @@ def _contradicted(tally: _Tally) -> list[dict[str, Any]]:
     # Judged against the pass's starting state, so the outcome does not depend
     # on the order in which two rules of one pair are visited.
     out = []
-    signed = [s for _, s in tally.rules]
     for i, (rec, _) in enumerate(tally.rules):
-        others = math.fsum([tally.decision_rest, *signed[:i], *signed[i + 1 :]])
+        owner = _owner(rec)
+        others = math.fsum(
+            [
+                *(s for w, s in tally.decision_rest.items() if weighs_on(owner, w)),
+                *(
+                    s
+                    for j, (other, s) in enumerate(tally.rules)
+                    if j != i and weighs_on(owner, _owner(other))
+                ),
+            ]
+        )
         sigma = rec["sigma"]
         if (sigma > 0 and others < -SIGN_EPSILON) or (
             sigma < 0 and others > SIGN_EPSILON
@@ -167,11 +196,13 @@ def _contradicted(tally: _Tally) -> list[dict[str, Any]]:
     return out
 
 
-def _open_members(db: Any, pair: tuple[str, str]) -> list[dict[str, Any]]:
+def _open_members(db: Any, pair: tuple[str, str], owner: str) -> list[dict[str, Any]]:
     return [
         r
         for r in records.pair_records(db, *pair)
-        if r["level"] in _DECAYING and r["state"] != records.CONSOLIDATED
+        if r["level"] in _DECAYING
+        and r["state"] != records.CONSOLIDATED
+        and _owner(r) == owner
     ]
 
 
@@ -182,10 +213,11 @@ def _consolidate(
     now: datetime,
     distil: Distil,
     pair: tuple[str, str],
+    owner: str,
 ) -> int:
-    """Distil and store one rule for a pair; return 1 if a rule was written."""
+    """Distil and store one rule for a pair's owner; return 1 if one was written."""
     with lock:
-        members = _open_members(db, pair)
+        members = _open_members(db, pair, owner)
         recalls = {r["id"]: records.recall_ts(db, r["id"]) for r in members}
         attention, decision = sums(members, recalls, now.timestamp())
     signal = signal_of(attention, decision)
@@ -195,7 +227,7 @@ def _consolidate(
     if not rule:
         return 0
     with lock:
-        return _store_rule(db, new_id, now, pair, signal, rule, members)
+        return _store_rule(db, new_id, now, (pair, owner), signal, rule, members)
 
 
 def _contents(members: list[dict[str, Any]]) -> list[str]:
@@ -218,7 +250,7 @@ def _store_rule(
     db: Any,
     new_id: Callable[[], str],
     now: datetime,
-    pair: tuple[str, str],
+    group: tuple[tuple[str, str], str],
     signal: str,
     rule: str,
     members: list[dict[str, Any]],
@@ -228,6 +260,7 @@ def _store_rule(
     fresh = [r for r in members if db.get(keys.record_key(r["id"])) is not None]
     if not fresh:
         return 0
+    pair, owner = group
     rule_megram = records.coerce(
         Megram(
             id=new_id(),
@@ -240,6 +273,7 @@ def _store_rule(
             f=1.0,
             sigma=1.0 if signal == "Best Practice" else -1.0,
             k=0.0,
+            owner=owner,
         )
     )
     with db.write_batch(transaction=True) as batch:

@@ -8,6 +8,9 @@ enough (Dice coefficient ≥ 0.5) and that hold experience. Words are lower-case
 ASCII words of three letters or more without stop words, a plural ``s`` cut
 (``files`` → ``file``), and character pairs of CJK text, so the index needs no
 language model and no network.
+
+Each owner's intents are indexed apart and a query finds only those its reader
+may see (``memory/owners.py``): a user's past tasks are never named to another.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import json
 import re
 from typing import Any
 
-from . import keys
+from . import keys, records
+from .owners import can_read
 
 MIN_SCORE = 0.5
 MAX_WORDS = 64
@@ -48,30 +52,37 @@ def words_of(text: str) -> set[str]:
     return words
 
 
-def index(db: Any, space: str, intent: str) -> None:
-    """Record ``intent`` as the intent of ``space``, adding its words."""
+def index(db: Any, space: str, intent: str, owner: str = "") -> None:
+    """Record ``intent`` as the intent of ``space`` for ``owner``, adding its words."""
     new = words_of(intent)
     if not new:
         return
-    known = _entry(db, keys.intent_key(space))
+    known = _entry(db, keys.intent_key(space, owner))
     old = set(known["words"]) if known else set()
     words = sorted(old | new)[:MAX_WORDS]
     if known and known["intent"] == intent and set(words) == old:
         return
     entry = {"space": space, "intent": intent, "words": words}
+    if owner:
+        entry["owner"] = owner
     with db.write_batch(transaction=True) as batch:
-        batch.put(keys.intent_key(space), json.dumps(entry).encode())
+        batch.put(keys.intent_key(space, owner), json.dumps(entry).encode())
         for word in words:
-            batch.put(keys.word_key(word, space), b"")
+            batch.put(keys.word_key(word, space, owner), b"")
 
 
 def related(
-    db: Any, space: str, intent: str, entity: str, limit: int
+    db: Any,
+    space: str,
+    intent: str,
+    entity: str,
+    limit: int,
+    reader: str | None = None,
 ) -> list[tuple[str, str, float]]:
     """Return up to ``limit`` ``(space, intent, score)`` of related past tasks.
 
-    Best first; ``space`` itself and spaces without a Megram of ``entity`` are
-    left out.
+    Best first; ``space`` itself, spaces without a Megram of ``entity`` and
+    intents or Megrams ``reader`` may not see are left out.
     """
     query = words_of(intent)
     if not query or limit <= 0:
@@ -88,11 +99,24 @@ def related(
         entry = _entry(db, keys.INTENT + part)
         if entry is None or entry["space"] == space:
             continue
+        if not can_read(reader, entry["space"], entry.get("owner", "")):
+            continue
         score = 2 * count / (len(query) + len(entry["words"]))
-        if score >= MIN_SCORE and _has_experience(db, entry["space"], entity):
+        if score >= MIN_SCORE and _has_experience(db, entry["space"], entity, reader):
             found.append((entry["space"], entry["intent"], round(score, 3)))
-    found.sort(key=lambda hit: (-hit[2], hit[0]))
-    return found[:limit]
+    return _best_per_space(found)[:limit]
+
+
+Hit = tuple[str, str, float]
+
+
+def _best_per_space(found: list[Hit]) -> list[Hit]:
+    # A reader may see one space indexed by two owners: name it once, at its best.
+    best: dict[str, Hit] = {}
+    for hit in found:
+        if hit[0] not in best or hit[2] > best[hit[0]][2]:
+            best[hit[0]] = hit
+    return sorted(best.values(), key=lambda hit: (-hit[2], hit[0]))
 
 
 def _entry(db: Any, key: bytes) -> dict[str, Any] | None:
@@ -100,6 +124,8 @@ def _entry(db: Any, key: bytes) -> dict[str, Any] | None:
     return None if raw is None else json.loads(raw.decode())
 
 
-def _has_experience(db: Any, space: str, entity: str) -> bool:
-    with db.iterator(prefix=keys.pair_prefix(space, entity), include_value=False) as it:
-        return next(it, None) is not None
+def _has_experience(db: Any, space: str, entity: str, reader: str | None) -> bool:
+    return any(
+        can_read(reader, space, summary[-1])
+        for summary in records.pair_summaries(db, space, entity)
+    )

@@ -7,18 +7,22 @@ Four key kinds for Megrams, ``|`` as separator::
     l|<level>|<id>            -> b""  (level index)
     r|<id>                    -> ISO 8601 UTC time of the last recall
 
-and two for the lexical index of task intents (``memory/intents.py``)::
+and two for the lexical index of task intents (``memory/intents.py``), one
+entry per space and owner (``memory/owners.py``; entries indexed before owners
+were recorded have none, and no ``|<owner>``)::
 
-    i|<space>                 -> {"intent": "list the python files", "words": [..]}
-    w|<word>|<space>          -> b""  (word index, scanned by prefix)
+    i|<space>|<owner>         -> {"intent": "list the python files", "words": [..],
+                                  "space": "intent:list_py", "owner": "user:7"}
+    w|<word>|<space>|<owner>  -> b""  (word index, scanned by prefix)
 
 A ``|`` inside a space or entity becomes ``_`` (``tool:a|b`` is indexed as
 ``x|tool:a_b|...``); the stored record keeps the original text, so readers
 compare the original space and entity to tell escaped look-alikes apart.
 The pair-index value is a summary of the record, rewritten with it in the
 same batch: four little-endian doubles (created_at as a POSIX timestamp, f,
-sigma, k), followed by the JSON ``[space, entity]`` only when one of them held
-a ``|``. QueryMK needs nothing else, so it never reads a record.
+sigma, k), followed by the JSON ``[space, entity, owner]`` when the record has
+an owner, else by ``[space, entity]`` only when one of them held a ``|``.
+QueryMK needs nothing else, so it never reads a record.
 
 Ids never contain ``|`` (the store refuses them), so the id is always the text
 after the last separator.
@@ -80,9 +84,14 @@ def id_of(key: bytes) -> str:
     return key[key.rfind(b"|") + 1 :].decode()
 
 
-def intent_key(space: str) -> bytes:
-    """Return the key holding the indexed intent of a task space."""
-    return INTENT + key_part(space).encode()
+def intent_part(space: str, owner: str = "") -> str:
+    """Return the key part naming a task space of an owner in the intent index."""
+    return key_part(space) + (f"{SEP}{key_part(owner)}" if owner else "")
+
+
+def intent_key(space: str, owner: str = "") -> bytes:
+    """Return the key holding the indexed intent of a task space of an owner."""
+    return INTENT + intent_part(space, owner).encode()
 
 
 def word_prefix(word: str) -> bytes:
@@ -90,6 +99,6 @@ def word_prefix(word: str) -> bytes:
     return WORD + f"{key_part(word)}{SEP}".encode()
 
 
-def word_key(word: str, space: str) -> bytes:
-    """Return the word-index key tying ``word`` to a task space."""
-    return word_prefix(word) + key_part(space).encode()
+def word_key(word: str, space: str, owner: str = "") -> bytes:
+    """Return the word-index key tying ``word`` to a task space of an owner."""
+    return word_prefix(word) + intent_part(space, owner).encode()

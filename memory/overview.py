@@ -1,6 +1,8 @@
 """Describe the store for people: groups per pair and a level summary.
 
-Plain dataclasses, so a web page (or a test) can render them directly.
+Plain dataclasses, so a web page (or a test) can render them directly. A
+reader (``memory/owners.py``) is described only what it may see: the counts,
+potentials and rules of its own and the shared Megrams.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from roles.contracts import Megram, Potentials
 
 from . import keys, records
+from .owners import readable
 from .potentials import potentials, sums
 
 
@@ -36,14 +39,16 @@ class MemorySummary:
     rules: list[Megram]
 
 
-def build_groups(db: Any, space: str | None, now: datetime) -> list[MemoryGroup]:
+def build_groups(
+    db: Any, space: str | None, now: datetime, reader: str | None = None
+) -> list[MemoryGroup]:
     """Return the groups of one space (or of all), ordered by space and entity."""
     if space is None:
         recs = records.all_records(db)
     else:
         recs = (r for r in _space_records(db, space) if r["space"] == space)
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for rec in recs:
+    for rec in readable(reader, recs):
         pairs[(rec["space"], rec["entity"])].append(rec)
     recalls = records.all_recalls(db)
     now_ts = now.timestamp()
@@ -80,8 +85,10 @@ def _group(
     )
 
 
-def build_summary(db: Any) -> MemorySummary:
+def build_summary(db: Any, reader: str | None = None) -> MemorySummary:
     """Return the level counts from the level index and the C-level rules."""
+    if reader is not None:
+        return _readable_summary(db, reader)
     counts = {}
     for level in records.LEVELS:
         with db.iterator(prefix=keys.level_prefix(level), include_value=False) as it:
@@ -92,5 +99,17 @@ def build_summary(db: Any) -> MemorySummary:
             rec = records.fetch(db, keys.id_of(key))
             if rec is not None:
                 rules.append(records.to_megram(rec))
+    rules.sort(key=lambda m: m.created_at, reverse=True)
+    return MemorySummary(counts=counts, total=sum(counts.values()), rules=rules)
+
+
+def _readable_summary(db: Any, reader: str) -> MemorySummary:
+    """Return the summary of what ``reader`` sees, from one scan of the records."""
+    counts = dict.fromkeys(records.LEVELS, 0)
+    rules = []
+    for rec in readable(reader, records.all_records(db)):
+        counts[rec["level"]] += 1
+        if rec["level"] == "C":
+            rules.append(records.to_megram(rec))
     rules.sort(key=lambda m: m.created_at, reverse=True)
     return MemorySummary(counts=counts, total=sum(counts.values()), rules=rules)

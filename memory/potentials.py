@@ -12,6 +12,7 @@ from typing import Any
 
 from roles.contracts import Action, Potentials
 
+from .owners import can_read
 from .records import created_ts, pair_summaries, recall_ts
 
 SECONDS_PER_DAY = 86400.0
@@ -64,11 +65,13 @@ def sums(
 
 
 def summary_sums(
-    db: Any, space: str, entity: str, now_ts: float
+    db: Any, space: str, entity: str, now_ts: float, reader: str | None = None
 ) -> tuple[float, float]:
-    """Return a pair's (attention, decision) from its index summaries."""
+    """Return a pair's (attention, decision) from the summaries ``reader`` sees."""
     attention = decision = 0.0
-    for mid, created, f, sigma, k in pair_summaries(db, space, entity):
+    for mid, created, f, sigma, k, owner in pair_summaries(db, space, entity):
+        if not can_read(reader, space, owner):
+            continue
         recalled = recall_ts(db, mid)
         origin = created if recalled is None or recalled < created else recalled
         w = decay(k, origin, now_ts)

@@ -3,8 +3,10 @@
 Inside the store a record is the plain dict of its compact JSON, for example
 ``{"id":"9f..","level":"M","created_at":"2025-01-02T03:04:05.000006+00:00",
 "space":"intent:x","entity":"env:local","content":"..","state":"accept",
-"f":0.9,"sigma":1.0,"k":0.05}``. Hot loops work on these dicts; a ``Megram``
-is built (without re-validation) only when a record leaves the store.
+"f":0.9,"sigma":1.0,"k":0.05,"owner":"user:7"}``; a record stored before
+owners were recorded has no ``owner`` key (``memory/owners.py``). Hot loops
+work on these dicts; a ``Megram`` is built (without re-validation) only when a
+record leaves the store.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ def _looks_valid(m: Megram) -> bool:
             and type(m.entity) is str
             and type(m.content) is str
             and type(m.state) is str
+            and type(m.owner) is str
             and type(m.id) is str
             and bool(m.space)
             and bool(m.entity)
@@ -96,7 +99,7 @@ def _check(m: Megram) -> None:
         value = getattr(m, name)
         if not isinstance(value, str) or not value:
             problems.append(f"{name} must be a non-empty string, got {value!r}")
-    for name in ("content", "state"):
+    for name in ("content", "state", "owner"):
         if not isinstance(getattr(m, name), str):
             problems.append(f"{name} must be a string")
     if not _within(m.f, 0.0, 1.0):
@@ -119,7 +122,7 @@ def _within(value: Any, low: float, high: float) -> bool:
 
 def to_record(m: Megram) -> dict[str, Any]:
     """Return the stored dict of a complete Megram (id and created_at set)."""
-    return {
+    rec = {
         "id": m.id,
         "level": m.level,
         "created_at": m.created_at.isoformat(),
@@ -131,6 +134,9 @@ def to_record(m: Megram) -> dict[str, Any]:
         "sigma": float(m.sigma),
         "k": float(m.k),
     }
+    if m.owner:
+        rec["owner"] = m.owner
+    return rec
 
 
 def to_megram(rec: Mapping[str, Any]) -> Megram:
@@ -153,8 +159,11 @@ def created_ts(rec: Mapping[str, Any]) -> float:
 def put(batch: Any, rec: Mapping[str, Any]) -> None:
     """Add a record with its pair and level index keys to a write batch."""
     mid, space, entity = rec["id"], rec["space"], rec["entity"]
+    owner = rec.get("owner", "")
     summary = _SUMMARY.pack(created_ts(rec), rec["f"], rec["sigma"], rec["k"])
-    if keys.SEP in space or keys.SEP in entity:
+    if owner:
+        summary += _DUMP([space, entity, owner]).encode()
+    elif keys.SEP in space or keys.SEP in entity:
         summary += _DUMP([space, entity]).encode()
     batch.put(keys.record_key(mid), _DUMP(rec).encode())
     batch.put(keys.index_key(space, entity, mid), summary)
@@ -198,26 +207,40 @@ def all_records(db: Any, prefix: bytes = keys.RECORD) -> Iterator[dict[str, Any]
             yield decode(raw)
 
 
+def summary_tail(value: bytes) -> tuple[list[str] | None, str]:
+    """Return the original ``[space, entity]`` a pair-index value carries and its owner.
+
+    The pair is None when the value carries none (the key parts are the
+    originals); the owner is "" when the record has none.
+    """
+    if len(value) == SUMMARY_SIZE:
+        return None, ""
+    tail = _LOAD(value[SUMMARY_SIZE:].decode())
+    return tail[:2], tail[2] if len(tail) > 2 else ""
+
+
 def pair_summaries(
     db: Any, space: str, entity: str
-) -> Iterator[tuple[str, float, float, float, float]]:
-    """Yield ``(id, created_ts, f, sigma, k)`` of a pair from its index alone.
+) -> Iterator[tuple[str, float, float, float, float, str]]:
+    """Yield ``(id, created_ts, f, sigma, k, owner)`` of a pair from its index alone.
 
     A value longer than the summary carries the original space and entity
-    (they held a ``|``); otherwise the originals equal the key parts, which
-    equal the asked pair only when it holds no ``|`` either.
+    (they held a ``|``, or the record has an owner); otherwise the originals
+    equal the key parts, which equal the asked pair only when it holds no
+    ``|`` either.
     """
     plain = keys.SEP not in space and keys.SEP not in entity
     prefix = keys.pair_prefix(space, entity)
     cut = len(prefix)
     with db.iterator(prefix=prefix) as it:
         for key, value in it:
-            if len(value) == SUMMARY_SIZE:
+            pair, owner = summary_tail(value)
+            if pair is None:
                 if not plain:
                     continue
-            elif _LOAD(value[SUMMARY_SIZE:].decode()) != [space, entity]:
+            elif pair != [space, entity]:
                 continue
-            yield (key[cut:].decode(), *unpack_summary(value))
+            yield (key[cut:].decode(), *unpack_summary(value), owner)
 
 
 def recall_ts(db: Any, megram_id: str) -> float | None:

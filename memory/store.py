@@ -4,6 +4,10 @@ LevelDB allows one process per database; inside that process the store is
 safe to share between threads. Writes are single atomic batches; the steps
 that read, then write (recall stamping, negative feedback, forgetting, the
 Dreamer) hold one lock so they never interleave.
+
+Every read takes a ``reader``: ``"user:7"`` gets user 7's Megrams and the
+shared ones, as the runs of user 7 may (``memory/owners.py``); None, the
+default, gets every Megram (staff and the operator's tools).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from roles.memory_contracts import RelatedTask, TargetSignal
 
 from . import intents, keys, overview, records, targets
 from .dreamer import Distil, DreamReport, run_pass
+from .owners import readable
 from .potentials import potentials, summary_sums
 
 
@@ -133,59 +138,88 @@ class MegramStore:
         return None if rec is None else records.to_megram(rec)
 
     def query_mk(
-        self, space: str, entity: str, now: datetime | None = None
+        self,
+        space: str,
+        entity: str,
+        now: datetime | None = None,
+        *,
+        reader: str | None = None,
     ) -> Potentials:
-        """Return the live potentials of a pair over all its Megrams."""
+        """Return the live potentials of a pair over the Megrams ``reader`` sees."""
         now_ts = records.resolve_now(now).timestamp()
         _need_text(space, "space")
         _need_text(entity, "entity")
-        return potentials(*summary_sums(self._db, space, entity, now_ts))
+        return potentials(*summary_sums(self._db, space, entity, now_ts, reader))
 
     def query_c(
-        self, space: str, entity: str, now: datetime | None = None
+        self,
+        space: str,
+        entity: str,
+        now: datetime | None = None,
+        *,
+        reader: str | None = None,
     ) -> list[Megram]:
         """Return a pair's C-level Megrams, newest first, stamping their recall."""
-        return self._recall_levels(space, entity, now, ("C",))
+        return self._recall_levels(space, entity, now, ("C",), reader)
 
     def query_rules(
-        self, space: str, entity: str, now: datetime | None = None
+        self,
+        space: str,
+        entity: str,
+        now: datetime | None = None,
+        *,
+        reader: str | None = None,
     ) -> list[Megram]:
         """Return a pair's C- and T-level Megrams, newest first, stamping recall."""
-        return self._recall_levels(space, entity, now, ("C", "T"))
+        return self._recall_levels(space, entity, now, ("C", "T"), reader)
 
     def _recall_levels(
-        self, space: str, entity: str, now: datetime | None, levels: tuple[str, ...]
+        self,
+        space: str,
+        entity: str,
+        now: datetime | None,
+        levels: tuple[str, ...],
+        reader: str | None,
     ) -> list[Megram]:
         stamp = records.resolve_now(now).isoformat().encode()
         with self._lock:
-            hits = [r for r in self._pair(space, entity) if r["level"] in levels]
+            pair = self._pair(space, entity, reader)
+            hits = [r for r in pair if r["level"] in levels]
             with self._db.write_batch(transaction=True) as batch:
                 for rec in hits:
                     batch.put(keys.recall_key(rec["id"]), stamp)
         return _newest_first(hits)
 
-    def query_recent(self, space: str, entity: str, n: int) -> list[Megram]:
+    def query_recent(
+        self, space: str, entity: str, n: int, *, reader: str | None = None
+    ) -> list[Megram]:
         """Return the ``n`` newest M/K Megrams of a pair not yet consolidated."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
         recs = [
             r
-            for r in self._pair(space, entity)
+            for r in self._pair(space, entity, reader)
             if r["level"] in ("M", "K") and r["state"] != records.CONSOLIDATED
         ]
         return _newest_first(recs)[:n]
 
-    def index_intent(self, space: str, intent: str) -> None:
-        """Add a task's intent to the lexical index under its space."""
+    def index_intent(self, space: str, intent: str, owner: str = "") -> None:
+        """Add a task's intent to the lexical index under its space and owner."""
         _need_text(space, "space")
         with self._lock:
-            intents.index(self._db, space, intent)
+            intents.index(self._db, space, intent, owner)
 
     def related_intents(
-        self, space: str, intent: str, entity: str = "env:local", limit: int = 2
+        self,
+        space: str,
+        intent: str,
+        entity: str = "env:local",
+        limit: int = 2,
+        *,
+        reader: str | None = None,
     ) -> list[RelatedTask]:
         """Return past tasks whose indexed intent shares enough words, best first."""
-        hits = intents.related(self._db, space, intent, entity, limit)
+        hits = intents.related(self._db, space, intent, entity, limit, reader)
         return [RelatedTask(space=s, intent=i, score=score) for s, i, score in hits]
 
     def target_signals(
@@ -194,6 +228,8 @@ class MegramStore:
         limit: int = 50,
         now: datetime | None = None,
         intent: str = "",
+        *,
+        reader: str | None = None,
     ) -> list[TargetSignal]:
         """Return the (tool, target) pairs memory says to avoid or to confirm.
 
@@ -201,12 +237,14 @@ class MegramStore:
         those whose target ``intent`` names come first.
         """
         now_ts = records.resolve_now(now).timestamp()
-        return targets.signals(self._db, list(tools), now_ts, limit, intent)
+        return targets.signals(self._db, list(tools), now_ts, limit, intent, reader)
 
-    def _pair(self, space: str, entity: str) -> list[dict[str, Any]]:
+    def _pair(
+        self, space: str, entity: str, reader: str | None
+    ) -> list[dict[str, Any]]:
         _need_text(space, "space")
         _need_text(entity, "entity")
-        return records.pair_records(self._db, space, entity)
+        return list(readable(reader, records.pair_records(self._db, space, entity)))
 
     # -- corrections and maintenance -----------------------------------------
 
@@ -234,16 +272,20 @@ class MegramStore:
     # -- inspection -------------------------------------------------------------
 
     def groups(
-        self, space: str | None = None, now: datetime | None = None
+        self,
+        space: str | None = None,
+        now: datetime | None = None,
+        *,
+        reader: str | None = None,
     ) -> list[overview.MemoryGroup]:
         """Return every (space, entity) group with counts, potentials, Megrams."""
         if space is not None:
             _need_text(space, "space")
-        return overview.build_groups(self._db, space, records.resolve_now(now))
+        return overview.build_groups(self._db, space, records.resolve_now(now), reader)
 
-    def summary(self) -> overview.MemorySummary:
+    def summary(self, *, reader: str | None = None) -> overview.MemorySummary:
         """Return level counts (M, K, C, T), the total and the C-level rules."""
-        return overview.build_summary(self._db)
+        return overview.build_summary(self._db, reader)
 
 
 def _newest_first(recs: list[dict[str, Any]]) -> list[Megram]:

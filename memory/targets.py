@@ -5,12 +5,13 @@ distinct failing call of an action state (``tool:shell`` / ``target:cloc .``).
 They belong to no task: one prefix scan of the pair index over ``x|tool:`` sums
 every pair's potentials from the index summaries alone (as QueryMK does), and a
 pair whose action is Avoid or Caution becomes a TargetSignal named by its newest
-Megram, so a task about to use that tool on that target learns of it.
+Megram, so a task about to use that tool on that target learns of it. A
+reader counts only the Megrams it may see (``memory/owners.py``): another
+user's failing commands neither name a target to it nor weigh on one.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -18,6 +19,7 @@ from roles.memory_contracts import TargetSignal
 
 from . import keys, records
 from .intents import words_of
+from .owners import can_read
 from .potentials import decay, derive_action
 
 TOOL_PREFIX = "tool:"
@@ -26,14 +28,19 @@ SIGNAL_ACTIONS = ("Avoid", "Caution")
 
 
 def signals(
-    db: Any, tools: list[str], now_ts: float, limit: int, intent: str = ""
+    db: Any,
+    tools: list[str],
+    now_ts: float,
+    limit: int,
+    intent: str = "",
+    reader: str | None = None,
 ) -> list[TargetSignal]:
     """Return the Avoid, then Caution, pairs of ``tools`` (all when empty).
 
     In each, pairs whose target ``intent`` names (its text, or all of its
     words) come first; then Avoid pairs strongest first, Caution by attention.
     """
-    sums = _sums(db, set(tools), now_ts)
+    sums = _sums(db, set(tools), now_ts, reader)
     found = []
     for (tool, target), (attention, decision, newest, _) in sums.items():
         action = derive_action(attention, decision)
@@ -76,16 +83,20 @@ def _namer(intent: str):
     return named
 
 
-def _sums(db: Any, tools: set[str], now_ts: float) -> dict[tuple[str, str], list[Any]]:
+def _sums(
+    db: Any, tools: set[str], now_ts: float, reader: str | None
+) -> dict[tuple[str, str], list[Any]]:
     """Return ``[attention, decision, newest id, newest time]`` per pair."""
     sums: dict[tuple[str, str], list[Any]] = {}
     prefix = keys.INDEX + keys.key_part(TOOL_PREFIX).encode()
     with db.iterator(prefix=prefix) as it:
         for key, value in it:
-            space, entity, mid = _pair_of(key, value)
+            space, entity, mid, owner = _pair_of(key, value)
             tool = space.removeprefix(TOOL_PREFIX)
             target = entity.removeprefix(TARGET_PREFIX)
             if tool == space or target == entity or not target:
+                continue
+            if not can_read(reader, space, owner):
                 continue
             if tools and tool not in tools:
                 continue
@@ -101,9 +112,10 @@ def _sums(db: Any, tools: set[str], now_ts: float) -> dict[tuple[str, str], list
     return sums
 
 
-def _pair_of(key: bytes, value: bytes) -> tuple[str, str, str]:
-    """Return the original (space, entity) and the id of a pair-index entry."""
+def _pair_of(key: bytes, value: bytes) -> tuple[str, str, str, str]:
+    """Return the original (space, entity), the id and owner of a pair-index entry."""
     _, space, entity, mid = key.decode().split(keys.SEP, 3)
-    if len(value) > records.SUMMARY_SIZE:
-        space, entity = json.loads(value[records.SUMMARY_SIZE :].decode())
-    return space, entity, mid
+    pair, owner = records.summary_tail(value)
+    if pair is not None:
+        space, entity = pair
+    return space, entity, mid, owner

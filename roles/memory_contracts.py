@@ -11,13 +11,22 @@ from roles.contract_base import Action, Contract, Level, NonEmpty
 
 GLOBAL_SPACE = "global:user"
 GLOBAL_ENTITY = "env:local"
+# Whose a Megram is: "user:<id>" for a run's experience, SHARED for one tied to
+# no run (what an operator remembered); "" for one stored before owners were.
+SHARED_OWNER = "shared"
+
+
+def owner_for_user(user_id: object) -> str:
+    """Return the owner of the Megrams written by the runs of a user."""
+    return f"user:{user_id}"
 
 
 class Megram(Contract):
     """One unit of experience in MKCT memory (paper §6.2).
 
     ``id``, ``created_at`` and ``level`` may be left empty by a writer; the
-    store fills them (uuid4, now in UTC, ``M``).
+    store fills them (uuid4, now in UTC, ``M``). R5 sets ``owner`` from the
+    run that sent the Megram (``SHARED_OWNER`` when none did).
     """
 
     id: str = ""
@@ -30,6 +39,7 @@ class Megram(Contract):
     f: float = Field(ge=0.0, le=1.0)
     sigma: float = Field(ge=-1.0, le=1.0)
     k: float = Field(ge=0.0)
+    owner: str = ""
 
 
 class Potentials(Contract):

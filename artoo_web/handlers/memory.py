@@ -2,6 +2,10 @@
 
 Every other process reaches memory through bus messages on the ``memory`` queue,
 or (the web process and the CLI) through memory tasks awaited with a timeout.
+
+A Megram a run sends is stored as its user's, one sent with no run as shared;
+a run's recall reads its user's and the shared Megrams only
+(``memory/owners.py``), so one user's commands never reach another's plan.
 """
 
 from __future__ import annotations
@@ -17,9 +21,15 @@ from django.conf import settings
 from artoo_web import bus, redisconn, topics
 from artoo_web.models import BusMessage, Run
 from memory import MegramStore
+from memory.owners import owner_of
 from roles import llm, offline
 from roles.contracts import Megram, MemoryQuery, MemoryRecall
-from roles.memory_contracts import GLOBAL_ENTITY, GLOBAL_SPACE
+from roles.memory_contracts import (
+    GLOBAL_ENTITY,
+    GLOBAL_SPACE,
+    SHARED_OWNER,
+    owner_for_user,
+)
 from roles.planner import calibrate
 
 log = logging.getLogger(__name__)
@@ -50,26 +60,25 @@ def close_store() -> None:
             _store = None
 
 
-def recall_for(query: MemoryQuery) -> MemoryRecall:
-    """Return the calibration material R2 asked for.
+def recall_for(query: MemoryQuery, owner: str) -> MemoryRecall:
+    """Return the calibration material R2 asked for, as ``owner`` may read it.
 
     Besides the task's own pair: what the operator remembered, the experience
     of related past tasks (found by the words of the intent, which is indexed
     for later tasks) and what failing calls taught about the query's tools.
     """
     mem = store()
-    potentials = mem.query_mk(query.space, query.entity)
+    potentials = mem.query_mk(query.space, query.entity, reader=owner)
     related = []
     if query.intent.strip():
         related = mem.related_intents(
-            query.space, query.intent, query.entity, RELATED_TASKS
+            query.space, query.intent, query.entity, RELATED_TASKS, reader=owner
         )
-        mem.index_intent(query.space, query.intent)
-    sops = mem.query_c(query.space, query.entity)
-    recent = mem.query_recent(query.space, query.entity, query.limit)
-    for task in related:
-        sops += mem.query_c(task.space, query.entity)
-        recent += mem.query_recent(task.space, query.entity, query.limit)
+        mem.index_intent(query.space, query.intent, owner)
+    sops, recent = [], []
+    for space in [query.space, *(task.space for task in related)]:
+        sops += mem.query_c(space, query.entity, reader=owner)
+        recent += mem.query_recent(space, query.entity, query.limit, reader=owner)
     recall = MemoryRecall(
         task_id=query.task_id,
         space=query.space,
@@ -81,17 +90,24 @@ def recall_for(query: MemoryQuery) -> MemoryRecall:
         action=potentials.action,
         operator=operator_memories(mem),
         related=related,
-        targets=mem.target_signals(query.tools, MAX_TARGETS, intent=query.intent),
+        targets=mem.target_signals(
+            query.tools, MAX_TARGETS, intent=query.intent, reader=owner
+        ),
     )
     publish_global(recall.operator)
     return recall.model_copy(update={"constraints": calibrate(recall).text})
 
 
 def operator_memories(mem: MegramStore) -> list[Megram]:
-    """Return what operators remembered: the global rules, then its newest M/K."""
-    return mem.query_rules(GLOBAL_SPACE, GLOBAL_ENTITY) + mem.query_recent(
-        GLOBAL_SPACE, GLOBAL_ENTITY, GLOBAL_RECENT
+    """Return what operators remembered: the global rules, then its newest M/K.
+
+    Only shared Megrams: R1's copy of them serves every user's runs.
+    """
+    rules = mem.query_rules(GLOBAL_SPACE, GLOBAL_ENTITY, reader=SHARED_OWNER)
+    recent = mem.query_recent(
+        GLOBAL_SPACE, GLOBAL_ENTITY, GLOBAL_RECENT, reader=SHARED_OWNER
     )
+    return rules + recent
 
 
 def publish_global(memories: list[Megram]) -> None:
@@ -123,15 +139,21 @@ def global_memories() -> list[str]:
 
 
 def answer_query(msg: BusMessage) -> None:
-    """(R5, MemoryQuery): answer R2 with the calibration material."""
-    recall = recall_for(MemoryQuery.model_validate(msg.payload))
+    """(R5, MemoryQuery): answer R2 with what the run's user may read."""
     run = Run.objects.get(id=msg.run_id)
+    query = MemoryQuery.model_validate(msg.payload)
+    recall = recall_for(query, owner_for_user(run.owner_id))
     bus.send(run, "R5", "R2", "MemoryRecall", recall, round=msg.round)
 
 
 def write_megram(msg: BusMessage) -> None:
-    """(R5, Megram): store one unit of experience."""
-    megram = store().write(Megram.model_validate(msg.payload))
+    """(R5, Megram): store one unit of experience as its run's user's."""
+    owner = SHARED_OWNER
+    if msg.run_id is not None:
+        user_id = Run.objects.filter(id=msg.run_id).values_list("owner_id").get()[0]
+        owner = owner_for_user(user_id)
+    megram = Megram.model_validate(msg.payload).model_copy(update={"owner": owner})
+    megram = store().write(megram)
     if megram.space == GLOBAL_SPACE:
         refresh_global()
 
@@ -162,8 +184,8 @@ def dream() -> dict:
     return dataclasses.asdict(report)
 
 
-def summary() -> dict:
-    result = store().summary()
+def summary(reader: str | None = None) -> dict:
+    result = store().summary(reader=reader)
     return {
         "counts": result.counts,
         "total": result.total,
@@ -171,16 +193,19 @@ def summary() -> dict:
     }
 
 
-def groups(space: str | None = None) -> list[dict]:
+def groups(space: str | None = None, reader: str | None = None) -> list[dict]:
     return [
         {
             "space": g.space,
             "entity": g.entity,
             "counts": g.counts,
             "potentials": g.potentials.model_dump(mode="json"),
-            "megrams": [m.model_dump(mode="json") for m in g.megrams],
+            "megrams": [
+                {**m.model_dump(mode="json"), "owner": owner_of(m.space, m.owner)}
+                for m in g.megrams
+            ],
         }
-        for g in store().groups(space)
+        for g in store().groups(space, reader=reader)
     ]
 
 

@@ -16,6 +16,7 @@ from artoo_web import runs, runtime
 from artoo_web.handlers import memory as memory_worker
 from artoo_web.models import Run, TraceEvent
 from roles.ggs_megrams import make_megram
+from roles.memory_contracts import owner_for_user
 from roles.tools import Toolbox, ToolError
 from tests.conftest import wait_until
 from tests.integration.test_pipeline_llm import (
@@ -82,10 +83,12 @@ def test_a_remembered_rule_reaches_the_fast_path(remember, user, llm):
 
 
 def test_a_target_that_failed_in_an_earlier_task_is_refused(celery_worker, user, llm):
+    failed = make_megram(
+        "tool:shell", f"target:{AVOIDED}", "count: wrong tool", "change_approach"
+    )
+    # An earlier task of this user: another user's failures are not its to read.
     failed = memory_worker.store().write(
-        make_megram(
-            "tool:shell", f"target:{AVOIDED}", "count: wrong tool", "change_approach"
-        )
+        failed.model_copy(update={"owner": owner_for_user(user.pk)})
     )
     try:
         llm.reply("R2", plan("ok-step one"))

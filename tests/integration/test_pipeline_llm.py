@@ -243,6 +243,7 @@ def test_followed_sop_gets_negative_feedback_when_its_round_fails(
             f=1.0,
             sigma=1.0,
             k=0.0,
+            owner=f"user:{user.pk}",
         )
     )
     model.reply("R2", plan("env-step a"))
