@@ -5,6 +5,7 @@ Every variable is listed with its default in README.md.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -47,6 +48,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
+    "axes",
     "artoo_web",
 ]
 
@@ -62,6 +64,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "artoo_web.urls"
@@ -128,6 +132,22 @@ STATIC_ROOT = DATA_DIR / "static"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "run-list"
 LOGOUT_REDIRECT_URL = "login"
+
+# Login throttling (django-axes) on /login/ and /admin/login/ alike: after
+# ARTOO_LOGIN_FAILURE_LIMIT failures in a row for one username from one address,
+# that username is refused from that address for ARTOO_LOGIN_COOLOFF_S, the
+# right password too; other users and addresses are not. API tokens never pass
+# through authenticate(), so the API is not throttled here.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = envbool("ARTOO_LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = envint("ARTOO_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=envint("ARTOO_LOGIN_COOLOFF_S", 900, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Lax"
