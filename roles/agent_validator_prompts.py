@@ -63,9 +63,9 @@ attempt of one subtask against its success criteria, each criterion on its own.
 
 Rules:
 - tool_calls are the ground truth (each entry: tool: {args} → its output, \
-shortened in the middle when long); output is the executor's claim. A criterion is met only when the \
-evidence positively shows it; vague claims, missing evidence or an interrupted, \
-failed or truncated primary action mean not met. When in doubt: not met.
+shortened in the middle when long); output is the executor's claim. A criterion is \
+met only when the evidence positively shows it; vague claims, missing evidence or \
+an interrupted, failed or truncated primary action mean not met. When in doubt: not met.
 - A later ls/find/stat does not prove that a failed primary action succeeded.
 - Never judge the overall result: one verdict per listed criterion, nothing else.
 - failure_class for an unmet criterion: "environmental" when the cause is outside \
