@@ -1,7 +1,8 @@
 """R4b, the Meta-Validator: gate the round's outcomes, merge, verify, report to GGS.
 
 The fan-in gate is code: one failed outcome sends a ReplanRequest without a model
-call. When every subtask matched, the model merges the outputs and judges each
+call, and so does a request to delete a path that still exists
+(``roles.requested``), whatever the criteria say. When every subtask matched, the model merges the outputs and judges each
 of R2's task criteria against the merged result, answering ``{"verdict":
 "accept|replan", "summary", "merged_output", "criteria_results": [...],
 "gap_summary"}``. The code then holds it to that: an accept with a failed,
@@ -17,9 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import Field, TypeAdapter, ValidationError, field_validator
+from typing import Any
 
 from roles.checks import FACT, appears
 from roles.contracts import (
@@ -33,14 +32,14 @@ from roles.contracts import (
 )
 from roles.evidence import parse_evidence
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
+from roles.meta_reply import CriterionResult, MetaReply
 from roles.offline import OfflineModel
 from roles.planner_prompts import output_text
-from roles.schemas import Reply
+from roles.requested import unmet_deletions
 
-__all__ = ["MetaResult", "evaluate"]
+__all__ = ["CriterionResult", "MetaReply", "MetaResult", "evaluate"]
 
 MAX_REPLANS = 3
-_BOOL = TypeAdapter(bool)
 OUTPUT_CHARS = 4000
 UNVERIFIED = "the merged result is verified against the task"
 
@@ -66,56 +65,6 @@ class MetaResult:
 
     message: ReplanRequest | OutcomeSummary
     usage: Usage | None = None
-
-
-class CriterionResult(Reply):
-    """The model's judgement of one task criterion.
-
-    A ``met`` or ``verdict`` that is not a yes/no answer ("partially") reads as
-    no judgement, which never passes.
-    """
-
-    criterion: str = ""
-    met: bool | None = None
-    verdict: Literal["pass", "fail"] | None = None
-    failure_class: str | None = None
-    evidence: str = ""
-
-    @field_validator("met", mode="before")
-    @classmethod
-    def _yes_or_no(cls, value: Any) -> Any:
-        if value is None or isinstance(value, bool):
-            return value
-        try:
-            return _BOOL.validate_python(value)
-        except ValidationError:
-            return None
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _pass_or_fail(cls, value: Any) -> Any:
-        text = value.strip().lower() if isinstance(value, str) else value
-        return text if text in ("pass", "fail") else None
-
-    @property
-    def passed(self) -> bool:
-        """Return True only on an explicit pass."""
-        return self.met is True or (self.met is None and self.verdict == "pass")
-
-
-class MetaReply(Reply):
-    """The model's verdict on the merged result."""
-
-    verdict: Literal["accept", "replan"]
-    summary: str = ""
-    merged_output: Any = None
-    criteria_results: list[CriterionResult] = Field(default_factory=list)
-    gap_summary: str = ""
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _lower(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
 
 
 def evaluate(
@@ -146,6 +95,10 @@ def evaluate(
     failed = [o for o in outcomes if o.status == "failed"]
     if failed:
         return MetaResult(replan.request(_gap(failed), failed_subtasks=failed))
+    undone = unmet_deletions(manifest.task_spec.raw_input if manifest.task_spec else "")
+    if undone:
+        gap = "; ".join(v.evidence for v in undone)
+        return MetaResult(replan.request(gap, verdicts=undone))
     if isinstance(model, OfflineModel):
         model.pause()
         merged = "\n".join(t for t in (output_text(o.output) for o in outcomes) if t)

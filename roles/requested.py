@@ -1,0 +1,79 @@
+"""What a request names as its effect, checked in code before any accept.
+
+A request to delete named paths is met only when those paths are gone, whatever
+criteria R2 wrote: a small planner can write a check of the opposite
+(``file_exists`` on the file to delete), every subtask then matches, and the
+run would accept while nothing was deleted. The direct objects of a deleting
+verb are read from the request::
+
+    "Delete /srv/app/old.log"                 -> ["/srv/app/old.log"]
+    "remove the files /tmp/a.txt and /tmp/b"  -> ["/tmp/a.txt", "/tmp/b"]
+    "Delete all .log files in /var/log/app"   -> []   (not the directory)
+    "Do not delete /etc/hosts"                -> []
+
+Only absolute paths without wildcards count; anything else is left to the
+criteria, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from roles.contracts import CriterionVerdict
+
+__all__ = ["paths_to_delete", "unmet_deletions"]
+
+VERB = re.compile(r"\b(?:delete|remove|erase|unlink|rm(?:\s+-[a-zA-Z]+)*)\s+", re.I)
+NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bwithout)\s+(?:\w+\s+)?$", re.I)
+NOUN = r"(?:the\s+)?(?:(?:files?|director(?:y|ies)|folders?|dirs?)\s+)?"
+OBJECT = re.compile(
+    NOUN + r"""(?:(?P<q>['"`])(?P<quoted>/[^'"`\n]+)(?P=q)|(?P<bare>/[^\s'"`,;()]+))"""
+)
+# A path ends at a space, a line end or closing punctuation: "old.log's" is not one.
+PATH_END = re.compile(r"""[.,;:!?)]*(?:\s|$)""")
+JOIN = re.compile(r"\s*(?:,\s*and|,|and)\s+", re.I)
+WILDCARD = re.compile(r"[*?\[\]{}$]")
+
+
+def paths_to_delete(request: str) -> list[str]:
+    """Return the absolute paths ``request`` asks to delete, in order, once each."""
+    found: list[str] = []
+    for verb in VERB.finditer(request or ""):
+        if NEGATED.search(request[max(0, verb.start() - 24) : verb.start()]):
+            continue
+        for path in _objects(request, verb.end()):
+            if path not in found:
+                found.append(path)
+    return found
+
+
+def unmet_deletions(request: str) -> list[CriterionVerdict]:
+    """Return a failing verdict for each path the request deletes that still exists."""
+    return [
+        CriterionVerdict(
+            criterion=f"{path} is deleted",
+            mode="verifiable",
+            verdict="fail",
+            failure_class="logical",
+            evidence=f"the request asks to delete {path}, and it still exists",
+        )
+        for path in paths_to_delete(request)
+        if Path(path).exists() or Path(path).is_symlink()
+    ]
+
+
+def _objects(text: str, at: int) -> list[str]:
+    paths = []
+    while match := OBJECT.match(text, at):
+        path = match["quoted"] or match["bare"].rstrip(".,:;!?")
+        end = match.end("quoted") + 1 if match["quoted"] else match.end("bare")
+        if not match["quoted"] and not PATH_END.match(text, end):
+            break
+        if not WILDCARD.search(path):
+            paths.append(path)
+        joined = JOIN.match(text, match.end())
+        if joined is None:
+            break
+        at = joined.end()
+    return paths

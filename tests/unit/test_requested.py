@@ -1,0 +1,107 @@
+"""The paths a request asks to delete, and R4b's refusal while they exist."""
+
+from __future__ import annotations
+
+import pytest
+
+from roles.contracts import DispatchManifest, GapPoint, SubTaskOutcome, TaskSpec
+from roles.meta_validator import evaluate
+from roles.offline import OfflineModel
+from roles.requested import paths_to_delete, unmet_deletions
+
+
+@pytest.mark.parametrize(
+    ("request_text", "paths"),
+    [
+        ("Delete /srv/app/old.log", ["/srv/app/old.log"]),
+        ("delete /srv/app/old.log.", ["/srv/app/old.log"]),
+        ("Please remove the file /tmp/a.txt", ["/tmp/a.txt"]),
+        ("remove the files /tmp/a.txt and /tmp/b", ["/tmp/a.txt", "/tmp/b"]),
+        ("erase /tmp/a, /tmp/b, and /tmp/c", ["/tmp/a", "/tmp/b", "/tmp/c"]),
+        ("rm -rf /tmp/build", ["/tmp/build"]),
+        ("Delete '/tmp/with space.txt' now", ["/tmp/with space.txt"]),
+        ("Remove the directory /tmp/cache then list /tmp", ["/tmp/cache"]),
+        ("Delete /tmp/old.log and create /tmp/new.log", ["/tmp/old.log"]),
+    ],
+)
+def test_the_direct_objects_of_a_deleting_verb_are_the_paths_to_delete(
+    request_text, paths
+):
+    assert paths_to_delete(request_text) == paths
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Do not delete /etc/hosts",
+        "don't remove /tmp/keep.txt, just read it",
+        "Delete all .log files in /var/log/app",
+        "Remove the line 'x=1' from /tmp/conf.ini",
+        "Remove /tmp/conf.ini's comment lines",
+        "delete /tmp/*.tmp",
+        "I removed /tmp/a yesterday; what is in /tmp?",
+        "How many lines does /tmp/data.txt have?",
+        "delete old.log",
+        "",
+    ],
+)
+def test_a_request_that_deletes_no_named_absolute_path_names_none(request_text):
+    assert paths_to_delete(request_text) == []
+
+
+def test_only_paths_that_still_exist_are_unmet(tmp_path):
+    kept, gone = tmp_path / "old.log", tmp_path / "gone.log"
+    kept.write_text("stale\n")
+    verdicts = unmet_deletions(f"Delete {kept} and {gone}")
+    assert [v.criterion for v in verdicts] == [f"{kept} is deleted"]
+    assert verdicts[0].verdict == "fail"
+    assert verdicts[0].failure_class == "logical"
+    assert "still exists" in verdicts[0].evidence
+
+
+def manifest(raw_input: str) -> DispatchManifest:
+    spec = TaskSpec(task_id="delete_file", intent="delete a file", raw_input=raw_input)
+    return DispatchManifest(task_id="delete_file", subtask_ids=["a"], task_spec=spec)
+
+
+def matched(output: str) -> SubTaskOutcome:
+    return SubTaskOutcome(
+        subtask_id="a",
+        parent_task_id="delete_file",
+        intent="read_file",
+        status="matched",
+        output=output,
+        gap_trajectory=[GapPoint(attempt=1)],
+    )
+
+
+def test_every_subtask_matching_is_no_accept_while_the_file_to_delete_exists(
+    tmp_path,
+):
+    # Seen from a 1.5B planner: a file_exists check on the file to delete, a
+    # subtask that only read it, every subtask matched.
+    old = tmp_path / "old.log"
+    old.write_text("stale line 1\n")
+    result = evaluate(
+        manifest(f"Delete {old}"),
+        [matched("The file 'old.log' exists and contains 1 line.")],
+        model=OfflineModel(),
+        elapsed_ms=10,
+        replans_so_far=0,
+    )
+    request = result.message
+    assert type(request).__name__ == "ReplanRequest"
+    assert f"asks to delete {old}, and it still exists" in request.gap_summary
+    assert [v.verdict for v in request.task_criteria_verdicts] == ["fail"]
+
+
+def test_a_deletion_that_happened_is_accepted(tmp_path):
+    old = tmp_path / "old.log"
+    result = evaluate(
+        manifest(f"Delete {old}"),
+        [matched(f"removed {old}")],
+        model=OfflineModel(),
+        elapsed_ms=10,
+        replans_so_far=0,
+    )
+    assert type(result.message).__name__ == "OutcomeSummary"
