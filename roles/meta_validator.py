@@ -1,14 +1,15 @@
 """R4b, the Meta-Validator: gate the round's outcomes, merge, verify, report to GGS.
 
-The fan-in gate is code: one failed outcome sends a ReplanRequest without a model
-call, and so does a request to delete a path that still exists
-(``roles.requested``), whatever the criteria say. When every subtask matched, the model merges the outputs and judges each
-of R2's task criteria against the merged result, answering ``{"verdict":
-"accept|replan", "summary", "merged_output", "criteria_results": [...],
-"gap_summary"}``. The code then holds it to that: an accept with a failed,
-missing or ambiguous criterion is a rejection. A rejection, a model error or an
-unusable reply becomes a ReplanRequest that carries failing task-criteria
-verdicts, so GGS counts them in D instead of declaring success.
+The fan-in gate is code: one failed outcome sends a ReplanRequest without a
+model call, and so does a request to delete a path that still exists
+(``roles.requested``), whatever the criteria say. When every subtask matched,
+the model merges the outputs and judges each of R2's task criteria against the
+merged result, answering ``{"verdict": "accept|replan", "summary",
+"merged_output", "criteria_results": [...], "gap_summary"}``. The code then
+holds it to that: an accept with a failed, missing or ambiguous criterion is a
+rejection. A rejection, a model error or an unusable reply becomes a
+ReplanRequest that carries failing task-criteria verdicts, so GGS counts them in
+D instead of declaring success.
 
 The third ReplanRequest of a run recommends ``abandon`` (maxReplans = 3).
 """

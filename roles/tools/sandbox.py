@@ -49,7 +49,11 @@ SYSTEM_PATHS = (
     "/etc",
     "/opt",
 )
-COMMAND_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# The last entry holds aliases the system lacks: a model's ``python`` is python3.
+COMMAND_PATH = (
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/.artoo/bin"
+)
+ALIASES = {"python": "/usr/bin/python3", "pip": "/usr/bin/pip3"}
 NOBODY = 65534
 # The command's own /tmp (the run's scratch directory), also its HOME.
 SANDBOX_TMP = "/tmp"  # noqa: S108
@@ -195,6 +199,7 @@ class Sandbox:
             "tmp": str(self.tmp),
             "shared_layers": shared,
             "masks": [str(p) for p in self.policy.masks],
+            "aliases": ALIASES,
             "own_layers": own,
             "cwd": str(self.workspace),
             "uid": None if self.policy.rootless else self.policy.uid,

@@ -41,6 +41,7 @@ MOUNT_ATTR_NOSUID = 0x2
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 # Inside the nested user namespace the command runs as this uid and gid.
 INNER_ID = 1000
+ALIAS_DIR = "/.artoo/bin"  # last on the command's PATH
 TMP = "/tmp"  # noqa: S108 (the sandbox's own /tmp, bound to the run's scratch)
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -140,6 +141,18 @@ def make_dev(root: str) -> None:
     mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
 
 
+def add_aliases(root: str, aliases: dict) -> None:
+    """Link each missing command name to the one it stands for (python: python3)."""
+    alias_dir = inside(root, ALIAS_DIR)
+    os.makedirs(alias_dir, exist_ok=True)
+    for name, target in aliases.items():
+        shown = [f"{d}/{name}" for d in ("/usr/bin", "/bin", "/usr/local/bin")]
+        if os.path.lexists(inside(root, target)) and not any(
+            os.path.lexists(inside(root, path)) for path in shown
+        ):
+            os.symlink(target, f"{alias_dir}/{name}")
+
+
 def mount_overlay(root: str, layer: dict) -> None:
     """Mount the copy-on-write view of one writable path."""
     target = inside(root, layer["target"])
@@ -212,6 +225,7 @@ def build(spec: dict) -> None:
         if os.path.lexists(path):
             bind_system(root, path)
     make_dev(root)
+    add_aliases(root, spec.get("aliases", {}))
     os.makedirs(inside(root, "/proc"), exist_ok=True)
     mount("proc", inside(root, "/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.makedirs(inside(root, TMP), exist_ok=True)

@@ -56,6 +56,14 @@ def test_command_runs_as_an_unprivileged_user_on_a_read_only_system(policy, work
     assert not Path("/usr/x").exists()
 
 
+def test_python_names_python3_when_the_system_has_no_python(policy, workspace):
+    # Small models write `python`; Debian without python-is-python3 has none.
+    toolbox = make_toolbox(policy, workspace, Operator(False))
+    code, out = shell(toolbox, "python -c 'import sys; print(sys.version_info[0])'")
+    assert code == 0, out
+    assert out.strip().splitlines()[-1] == "3"
+
+
 def test_app_data_and_other_workspaces_are_invisible(policy, base, workspace):
     secrets = base / "data"
     secrets.mkdir()
