@@ -8,6 +8,12 @@ Each frame carries the bus row and ``swaps``: element id → re-rendered dashboa
 fragment for the parts the message affects. The last frame of a catch-up
 carries every part, so a reconnecting page is whole again. Anomalies of the run
 published by the Auditor arrive as ``{"kind": "audit", "swaps": …}``.
+
+The run list's stream (``RunListConsumer``) follows the same road for rows:
+subscribe to the user's run notices (``artoo_web.runfeed``; staff: every
+run's), send the rows changed since the page was rendered, then each row that
+changes, as ``{"kind": "row", "id": "run-<id>", "html": …}`` rendered from the
+page's own partial.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import logging
 import time
 import weakref
 from collections import OrderedDict
+from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -26,7 +33,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from artoo_web import dashboard, redisconn, topics
+from artoo_web import dashboard, redisconn, runlist, topics
 from artoo_web.auditlog import AuditReportRecord
 from artoo_web.models import BusMessage, Run
 
@@ -42,6 +49,8 @@ RENDER_CACHE = 512
 RENDER_SHARE_S = 2.0
 AUDIT_WAIT_S = 60.0
 AUDIT_POLL_S = 0.25
+# Rows a list stream remembers having sent (to skip unchanged ones).
+SENT_ROWS = 1000
 
 
 @database_sync_to_async
@@ -149,35 +158,29 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
         await self.close(code=CLOSE_NOT_FOUND)
 
 
-class RunConsumer(AsyncWebsocketConsumer):
-    async def connect(self):
-        user = self.scope["user"]
-        self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
-        self.after = parse_after(self.scope.get("query_string", b""))
-        self.relay = None
-        self.watcher = None
-        self.pending_queries: dict[int, float] = {}
-        if not user.is_authenticated:
-            return await self.close(code=CLOSE_UNAUTHENTICATED)
-        if self.after is None:
-            return await self.close(code=CLOSE_BAD_REQUEST)
-        if not await can_view(user, self.run_id):
-            return await self.close(code=CLOSE_FORBIDDEN)
+class Subscriber(AsyncWebsocketConsumer):
+    """A consumer that relays Redis channels it subscribed to before opening."""
+
+    relay: asyncio.Task | None = None
+
+    async def open_subscribed(self, *channels: str) -> bool:
+        """Subscribe, then accept; on failure open and close with 4503."""
         self.redis = redisconn.async_client()
         self.pubsub = self.redis.pubsub()
-        self.run_channel = topics.bus_run(self.run_id).encode()
         try:
             # Subscribed before the client hears "open": nothing it causes after
-            # that (an anomaly, a message) can be published unseen.
-            await self.pubsub.subscribe(self.run_channel.decode(), topics.AUDIT)
-            await self.confirmed(2)
+            # that (an anomaly, a message, a row) can be published unseen.
+            await self.pubsub.subscribe(*channels)
+            await self.confirmed(len(channels))
         except Exception:
-            log.warning("ws: subscribe failed for run %s", self.run_id, exc_info=True)
+            log.warning("ws: subscribe to %s failed", channels, exc_info=True)
             await self.close_redis()
             await self.accept()
-            return await self.close(code=CLOSE_BUS_LOST)
+            await self.close(code=CLOSE_BUS_LOST)
+            return False
         await self.accept()
         self.relay = asyncio.create_task(self.stream())
+        return True
 
     async def confirmed(self, count: int) -> None:
         """Wait until Redis confirms the subscriptions: from then on none is lost."""
@@ -191,9 +194,6 @@ class RunConsumer(AsyncWebsocketConsumer):
                 count -= 1
 
     async def disconnect(self, code):
-        if self.watcher is not None:
-            self.watcher.cancel()
-            self.watcher = None
         if self.relay is not None:
             self.relay.cancel()
             self.relay = None
@@ -204,7 +204,33 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self.pubsub.aclose()
             await self.redis.aclose()
         except Exception:
-            log.debug("ws: closing Redis for run %s failed", self.run_id, exc_info=True)
+            log.debug("ws: closing Redis failed", exc_info=True)
+
+    async def stream(self) -> None:
+        raise NotImplementedError
+
+
+class RunConsumer(Subscriber):
+    async def connect(self):
+        user = self.scope["user"]
+        self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
+        self.after = parse_after(self.scope.get("query_string", b""))
+        self.watcher = None
+        self.pending_queries: dict[int, float] = {}
+        if not user.is_authenticated:
+            return await self.close(code=CLOSE_UNAUTHENTICATED)
+        if self.after is None:
+            return await self.close(code=CLOSE_BAD_REQUEST)
+        if not await can_view(user, self.run_id):
+            return await self.close(code=CLOSE_FORBIDDEN)
+        self.run_channel = topics.bus_run(self.run_id).encode()
+        await self.open_subscribed(self.run_channel.decode(), topics.AUDIT)
+
+    async def disconnect(self, code):
+        if self.watcher is not None:
+            self.watcher.cancel()
+            self.watcher = None
+        await super().disconnect(code)
 
     async def stream(self):
         sent: set[int] = set()
@@ -279,3 +305,96 @@ class RunConsumer(AsyncWebsocketConsumer):
                 self.pending_queries.pop(qid, None)
             swaps = await render_parts(self.run_id, ["audit-panel"])
             await self.send(text_data=json.dumps({"kind": "swaps", "swaps": swaps}))
+
+
+@database_sync_to_async
+def rows_changed_since(user, since) -> list[dict]:
+    return [row_frame(run) for run in runlist.changed_since(user, since)]
+
+
+@database_sync_to_async
+def row_now(user, run_id) -> dict | None:
+    run = runlist.row_of(user, run_id)
+    return None if run is None else row_frame(run)
+
+
+def row_frame(run: Run) -> dict:
+    return {
+        "kind": "row",
+        "id": f"run-{run.id}",
+        "status": run.status,
+        "created": run.created_at.isoformat(),
+        "at": int(timezone.now().timestamp() * 1000),
+        "html": runlist.render_row(run),
+    }
+
+
+def parse_since(query_string: bytes):
+    """Return the ``since`` time (epoch ms) of the query string, None if bad.
+
+    Absent, it is now: a client without one has just rendered every row.
+    """
+    values = parse_qs(query_string.decode("latin-1")).get("since")
+    if not values:
+        return timezone.now()
+    try:
+        millis = int(values[-1])
+        return datetime.fromtimestamp(millis / 1000, tz=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+class RunListConsumer(Subscriber):
+    """The run list's rows, live: the user's own runs, or every run for staff.
+
+    Staff's list page shows every run, so their stream carries every run's row.
+    """
+
+    async def connect(self):
+        self.user = self.scope["user"]
+        self.since = parse_since(self.scope.get("query_string", b""))
+        self.sent: dict[str, str] = {}
+        if not self.user.is_authenticated:
+            return await self.close(code=CLOSE_UNAUTHENTICATED)
+        if self.since is None:
+            return await self.close(code=CLOSE_BAD_REQUEST)
+        channel = (
+            topics.RUNS_ALL if self.user.is_staff else topics.runs_of(self.user.pk)
+        )
+        await self.open_subscribed(channel)
+
+    async def stream(self) -> None:
+        try:
+            for row in await rows_changed_since(self.user, self.since):
+                await self.push(row)
+            while True:
+                for run_id in await self.changed_runs():
+                    await self.push(await row_now(self.user, run_id))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("ws: run notices lost for %s", self.user, exc_info=True)
+            await self.close(code=CLOSE_BUS_LOST)
+
+    async def changed_runs(self) -> list[str]:
+        """Wait for a notice; return its run and those of the notices queued behind.
+
+        A busy run sends many notices: each of its rows is rendered once a batch.
+        """
+        runs = []
+        item = await self.pubsub.get_message(timeout=None)
+        while item is not None:
+            if item.get("type") == "message":
+                runs.append(str(json.loads(item["data"]).get("run")))
+            item = await self.pubsub.get_message(timeout=0)
+        return list(dict.fromkeys(runs))
+
+    async def push(self, row: dict | None) -> None:
+        # Notices repeat (a run saved twice in one transaction): send changes only.
+        if row is None or self.sent.get(row["id"]) == row["html"]:
+            return
+        self.sent.pop(row["id"], None)
+        self.sent[row["id"]] = row["html"]
+        if len(self.sent) > SENT_ROWS:
+            del self.sent[next(iter(self.sent))]
+        await self.send(text_data=json.dumps(row))

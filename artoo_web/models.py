@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from artoo_web import runfeed
 from roles.runstate import RunState
 
 
@@ -70,6 +71,11 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id or 'run'} {self.id}"
+
+    def save(self, *args, **kwargs) -> None:
+        super().save(*args, **kwargs)
+        # The run lists showing this row re-render it once this commits.
+        runfeed.changed(self.id, self.owner_id)
 
     @property
     def is_terminal(self) -> bool:

@@ -17,7 +17,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from artoo_web import bus, followups, redisconn, runtime, topics
+from artoo_web import bus, followups, redisconn, runfeed, runtime, topics
 from artoo_web.models import (
     Approval,
     ApprovalStatus,
@@ -200,6 +200,7 @@ def end_human_wait(run: Run) -> None:
         Run.objects.filter(id=run.id, status=RunStatus.AWAITING_APPROVAL).update(
             status=RunStatus.RUNNING
         )
+        runfeed.changed(run.id, run.owner_id)
 
 
 def count_human_wait(run: Run) -> int:
@@ -237,6 +238,7 @@ def cancel(run: Run) -> FinalResult:
             "Cancelled by the operator before the run finished.",
             "cancelled",
             RunStatus.CANCELLED,
+            "You cancelled the run before it finished.",
         )
         transaction.on_commit(lambda: raise_cancel_flag(run.id))
     return final
@@ -249,14 +251,20 @@ def raise_cancel_flag(run_id) -> None:
         log.warning("cancel flag for run %s not set in Redis", run_id, exc_info=True)
 
 
-def abandon(run: Run, summary: str, rationale: str, status: str) -> FinalResult:
-    """End a locked run from outside the loop with GGS's abandon FinalResult."""
+def abandon(
+    run: Run, summary: str, rationale: str, status: str, reason: str = ""
+) -> FinalResult:
+    """End a locked run from outside the loop with GGS's abandon FinalResult.
+
+    ``reason`` says why in the user's words.
+    """
     final = ggs.forced_abandon(
         ggs.GGSState.from_dict(run.ggs_state or {}),
         run.task_id or "run",
         summary,
         rationale,
         run.load_state().loss,
+        reason=reason,
     )
     finish(run, final, status)
     bus.send(run, "R7", "User", "FinalResult", final)
@@ -295,4 +303,5 @@ def give_up(msg: BusMessage, error: str, attempts: int) -> None:
             f"after {attempts} attempts ({error}).",
             "handler error",
             RunStatus.FAILED,
+            f"An internal error stopped it: a step failed {attempts} times ({error}).",
         )

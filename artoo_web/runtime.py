@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from artoo_web import redisconn, topics
+from artoo_web import redisconn, runfeed, topics
 from artoo_web.models import Run, TraceEvent
 from roles import llm
 from roles.offline import OfflineModel
@@ -226,6 +226,7 @@ def record_usage(run: Run, role: str, usage, kind: str = "llm_call") -> None:
     Run.objects.filter(id=run.id).update(
         tokens=F("tokens") + tokens, cost_usd=F("cost_usd") + cost
     )
+    runfeed.changed(run.id, run.owner_id)
 
 
 def trace(run: Run, role: str, kind: str, **data) -> None:

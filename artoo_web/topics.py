@@ -9,11 +9,20 @@ BUS_PATTERN = "artoo.bus.*"
 AUDIT = "artoo.audit"
 # The operator's memories (a JSON list of texts) the memory worker leaves for R1.
 GLOBAL_MEMORIES = "artoo.memory.global"
+# Every run's row changes (staff's run list); a user's own are on ``runs_of``.
+RUNS_ALL = "artoo.runs.all"
+# The run list's live rows.
+WS_RUN_LIST = "/ws/run-list/"
 
 
 def bus_run(run_id: UUID | str) -> str:
     """Return the pub/sub channel carrying one run's messages."""
     return f"artoo.bus.run.{run_id}"
+
+
+def runs_of(owner_id: int | str) -> str:
+    """Return the pub/sub channel announcing changes to one user's runs."""
+    return f"artoo.runs.owner.{owner_id}"
 
 
 def ws_run_path(run_id: UUID | str) -> str:

@@ -8,11 +8,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
-from artoo_web import bus, dashboard, followups, inputs, runs, topics
+from artoo_web import bus, dashboard, followups, inputs, runlist, runs, topics
 from artoo_web.auditlog import AuditEventRecord, AuditReportRecord, verify_chain
 from artoo_web.forms import (
     AuditFilterForm,
@@ -24,7 +26,6 @@ from artoo_web.forms import (
 from artoo_web.models import Approval, Run, RunStatus
 from roles.memory_contracts import owner_for_user
 
-RUN_LIST_LIMIT = 200
 AUDIT_PAGE = 200
 
 
@@ -40,52 +41,41 @@ def staff_only(view):
     return inner
 
 
-def _runs_for(request: HttpRequest):
-    listed = Run.objects.visible_to(request.user).select_related("owner")
+def _list_context(request: HttpRequest) -> dict:
     status = request.GET.get("status", "")
-    if status in RunStatus.values:
-        listed = listed.filter(status=status)
-    listed = list(listed[:RUN_LIST_LIMIT])
-    now = timezone.now()
-    for run in listed:
-        run.elapsed_s = dashboard.elapsed_s(run, now)
-    return listed, status
+    status = status if status in RunStatus.values else ""
+    return {
+        # Taken before the rows are read: the stream sends what changes after.
+        "since_ms": int(timezone.now().timestamp() * 1000),
+        "runs": runlist.listed(request.user, status),
+        "status": status,
+        "statuses": RunStatus,
+        "ws_path": topics.WS_RUN_LIST,
+    }
 
 
 @require_http_methods(["GET"])
 def run_list(request: HttpRequest) -> HttpResponse:
-    listed, status = _runs_for(request)
-    return render(
-        request,
-        "artoo_web/run_list.html",
-        {"runs": listed, "form": RunForm(), "status": status, "statuses": RunStatus},
-    )
+    context = {**_list_context(request), "form": RunForm()}
+    return render(request, "artoo_web/run_list.html", context)
 
 
 @require_POST
 def run_create(request: HttpRequest) -> HttpResponse:
+    """Submit a task and open its live page; a refused task stays on the list."""
     form = RunForm(request.POST)
     # The API's rule: text that is not UTF-8 is refused, not stored as U+FFFD.
     if form.is_valid() and not inputs.is_utf8_form(request):
         form.add_error("raw_input", "The task is not valid UTF-8 text.")
     if not form.is_valid():
-        template = "artoo_web/run_list.html#run-form"
-        if not request.htmx:
-            listed, status = _runs_for(request)
-            template = "artoo_web/run_list.html"
-            context = {"runs": listed, "status": status, "statuses": RunStatus}
+        if request.htmx:
+            template, context = "artoo_web/run_list.html#run-form", {}
         else:
-            context = {}
-        return render(request, template, {"form": form, **context}, status=400)
+            template, context = "artoo_web/run_list.html", _list_context(request)
+        return render(request, template, {**context, "form": form}, status=400)
     run = runs.submit(request.user, form.cleaned_data["raw_input"])
     if request.htmx:
-        run.elapsed_s = 0
-        return render(
-            request,
-            "artoo_web/run_list.html#run-created",
-            {"run": run, "form": RunForm()},
-            status=201,
-        )
+        return HttpResponseClientRedirect(reverse("run-detail", args=[run.id]))
     return redirect("run-detail", run_id=run.id)
 
 

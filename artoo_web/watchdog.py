@@ -43,6 +43,8 @@ def expire(run_id, cutoff) -> int:
             f"(status was {run.status}).",
             "run deadline exceeded",
             RunStatus.FAILED,
+            "It was still unfinished at its time limit "
+            f"({settings.ARTOO_RUN_DEADLINE_S} s), so it was stopped.",
         )
     log.warning("watchdog: run %s abandoned at its deadline", run_id)
     return 1

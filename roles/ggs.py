@@ -43,7 +43,7 @@ from roles.ggs_output import (
     failure_class,
     terminal_rationale,
 )
-from roles.ggs_summary import accept_summary, terminal_report
+from roles.ggs_summary import abandon_reason, accept_summary, terminal_report
 from roles.loss import (
     GGSConfig,
     distance,
@@ -257,6 +257,8 @@ def _terminal(
     summary, output = terminal_report(rnd, given.run_outcomes, gap, config)
     rationale = terminal_rationale(rnd, config, gap)
     result = _final(state, message.task_id, rnd, (summary, output, rationale))
+    reason = abandon_reason(rnd, given.run_outcomes, gap)
+    result = result.model_copy(update={"reason": reason})
     content = terminal_content(rnd.directive, message.outcomes, summary, gap)
     megram = _terminal_megram(message.task_id, rnd.directive, content, given)
     return StepResult(output=result, state=next_state, megrams=[megram])
@@ -307,6 +309,7 @@ def forced_abandon(
     rationale: str,
     last_loss: Loss | None = None,
     config: GGSConfig = GGSConfig(),  # noqa: B008 (frozen, shared default)
+    reason: str = "",
 ) -> FinalResult:
     """Return the FinalResult of a run ended from outside the loop.
 
@@ -325,4 +328,5 @@ def forced_abandon(
         prev_directive=state.prev_directive,
         directive="abandon",
         rationale=rationale,
+        reason=reason,
     )

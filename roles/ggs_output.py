@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from roles.contracts import CriterionVerdict, Loss, SubTaskOutcome
 from roles.evidence import ToolCall, first_target, is_failed_call, split_exit_code
 from roles.loss import GGSConfig
+from roles.wording import plain
 
 FailingCall = tuple[SubTaskOutcome, ToolCall]
 
@@ -184,8 +185,41 @@ def abandon_cause(rnd: Round, config: GGSConfig) -> str:
             f"(∇L={rnd.grad:+.3f} ≥ ε={config.epsilon}, Law 2)"
         )
     if rnd.cause == "recommendation":
-        return f"R4b recommended abandon after {rnd.replans} replan request(s)"
+        return (
+            f"the checks still failed after {_plans(rnd.replans)} and the "
+            "result checker advised stopping"
+        )
     return f"budget exhausted (Ω={rnd.omega:.2f} ≥ θ={config.theta})"
+
+
+def stop_reason(rnd: Round, gap: str = "") -> str:
+    """Return why an abandoned run stopped, in the user's words (no loss terms).
+
+    ``gap`` is what was still missing; give it when no step failed, as the
+    failed steps' own reasons say it otherwise.
+    """
+    if rnd.cause == "law2":
+        text = (
+            f"The last {rnd.worsening_count} attempts each came out worse than "
+            "the one before, so it stopped rather than keep going."
+        )
+    elif rnd.cause == "recommendation":
+        text = (
+            f"The checks still failed after {_plans(rnd.replans)}, and another "
+            "plan was judged unlikely to help."
+        )
+    elif rnd.replans:
+        text = (
+            f"It used up its budget of time and attempts ({_plans(rnd.replans)}) "
+            "before the checks passed."
+        )
+    else:
+        text = "It used up its time budget before the checks passed."
+    return f"{text} Still missing: {plain(gap)}" if gap else text
+
+
+def _plans(count: int) -> str:
+    return "1 new plan" if count == 1 else f"{count} new plans"
 
 
 def dedupe(values: Iterable[str]) -> list[str]:

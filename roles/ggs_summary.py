@@ -12,11 +12,13 @@ from typing import Any
 
 from roles.contracts import SubTaskOutcome
 from roles.evidence import split_exit_code
-from roles.ggs_output import Round, abandon_cause
+from roles.ggs_output import Round, abandon_cause, stop_reason
 from roles.loss import GGSConfig
 
 # How much of a completed subtask's output an abandon summary shows.
 OUTPUT_HEAD = 80
+# What an accept's summary says before the work of earlier rounds.
+EARLIER_WORK = "Also completed in earlier rounds:"
 
 
 def accept_summary(
@@ -34,7 +36,7 @@ def accept_summary(
     done, _ = _split(earlier, with_output=True)
     if not done:
         return summary
-    return f"{summary} Also completed in earlier rounds: {'; '.join(done)}."
+    return f"{summary} {EARLIER_WORK} {'; '.join(done)}."
 
 
 def success_summary(
@@ -43,7 +45,7 @@ def success_summary(
     """Return the FinalResult summary of a success (D ≤ δ) round."""
     done, failed = _split(outcomes)
     parts = [
-        f"✅ Task completed within convergence threshold (D={rnd.d:.2f} ≤ "
+        f"Task completed within the convergence threshold (D={rnd.d:.2f} ≤ "
         f"δ={config.delta})."
     ]
     if done:
@@ -77,7 +79,7 @@ def abandon_summary(
     head here.
     """
     done, failed = _split(outcomes, with_output=True)
-    parts = [f"❌ Task abandoned: {abandon_cause(rnd, config)}."]
+    parts = [f"Task abandoned: {abandon_cause(rnd, config)}."]
     parts.append(f"Completed: {'; '.join(done)}." if done else "Completed: nothing.")
     if failed:
         parts.append(f"Failed: {'; '.join(failed)}.")
@@ -90,6 +92,18 @@ def abandon_summary(
     summary = " ".join(parts)
     # Law 1 refusals must reach the user (paper §9): the run stopped on purpose.
     return f"[LAW1] {summary}" if _mentions_law1(outcomes) else summary
+
+
+def abandon_reason(rnd: Round, outcomes: Sequence[SubTaskOutcome], gap: str) -> str:
+    """Return why an abandon stopped, for the user; empty for any other end.
+
+    What was still missing is said only when no step failed: the failed steps'
+    own reasons say it otherwise.
+    """
+    if rnd.directive != "abandon":
+        return ""
+    failed = any(o.status != "matched" for o in outcomes)
+    return stop_reason(rnd, "" if failed else gap)
 
 
 def matched_output(outcomes: Sequence[SubTaskOutcome]) -> Any:

@@ -19,6 +19,7 @@ from roles.contracts import (
     TaskSpec,
 )
 from roles.evidence import split_exit_code
+from roles.result_text import fallback_moves
 
 OUTCOME_OUTPUT_CHARS = 400
 
@@ -74,7 +75,8 @@ repeat the failed approach; reply with the same JSON object as before."""
 NEXT_MOVES_SYSTEM = """\
 You are R2, the Planner. The task was abandoned. Write the graceful failure: what \
 was actually accomplished, and 2 or 3 concrete next moves the user can take, given \
-what failed and why. Reply with only this JSON object:
+what failed and why. Each move is an action (start with a verb); never restate \
+why the task was abandoned. Reply with only this JSON object:
 {"accomplished": "...", "next_moves": ["...", "..."]}"""
 
 
@@ -162,27 +164,16 @@ def _json(value: Any) -> str:
 def template_next_moves(
     spec: TaskSpec, final: FinalResult, outcomes: Sequence[SubTaskOutcome]
 ) -> NextMoves:
-    """Return the graceful failure built from the outcomes alone."""
+    """Return the graceful failure built from the outcomes alone.
+
+    The moves are actions built from the failed steps; none repeats the
+    FinalResult's summary, which the user reads beside them.
+    """
     failed = [o for o in outcomes if o.status == "failed"]
-    moves = []
-    if failed:
-        first = failed[0]
-        reason = first.failure_reason or "no reason was given"
-        moves.append(f"Look into why {_name(first)!r} failed: {reason}")
-        moves.append(
-            f"Run {_name(first)!r} yourself, then send the task again with what "
-            "you learn."
-        )
-    else:
-        moves.append(f"Check why the run stopped: {final.summary}")
-    moves.append(
-        "Rephrase the task with more detail (exact paths, names or expected "
-        "output) so the planner can take a different approach."
-    )
     return NextMoves(
         task_id=spec.task_id,
         accomplished=accomplished_text(outcomes),
-        next_moves=moves[:3],
+        next_moves=fallback_moves(failed)[:3],
     )
 
 

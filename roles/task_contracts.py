@@ -179,6 +179,8 @@ class FinalResult(Contract):
     prev_directive: MacroState
     directive: TerminalDirective
     rationale: str = ""
+    # Why a run that did not finish stopped, in the user's words.
+    reason: str = ""
 
 
 class ApprovalRequest(Contract):

@@ -1,16 +1,17 @@
-"""The final result: summary, output and exit code; after an abandon, next moves.
+"""The result: headline, completed steps, why it stopped, next moves; the output.
 
-The template shows the run's record (``Run.final_result``) as stored: it is a
-FinalResult, or R1's direct answer, which is none (``"directive": "direct"``).
-Once R2 has written them, the record also carries the NextMoves under
-``next_moves``.
+The run's record (``Run.final_result``) is a FinalResult, or R1's direct answer,
+which is none (``"directive": "direct"``). Once R2 has written them, the record
+also carries the NextMoves under ``next_moves``. ``roles.result_text`` decides
+what the user reads; the template renders it.
 """
 
 from __future__ import annotations
 
 from artoo_web.dashboard.output import exit_code, output_text
-from artoo_web.models import BusMessage, Run
-from roles.contracts import NextMoves, read_payload
+from artoo_web.models import BusMessage, Run, RunStatus
+from roles.contracts import FinalResult, NextMoves, read_payload
+from roles.result_text import Report, report
 
 
 def final_context(run: Run) -> dict:
@@ -22,8 +23,22 @@ def final_context(run: Run) -> dict:
         "final": record,
         "final_text": output_text(final.output),
         "final_exit_code": exit_code(final.output),
-        "next_moves": next_moves(run, record, abandoned=final.directive == "abandon"),
+        "result": result_of(run, record, final),
     }
+
+
+def result_of(run: Run, record: dict, final: FinalResult) -> Report:
+    """Return what the finished run tells its user."""
+    directive = record.get("directive") or run.directive
+    moves = next_moves(run, record, abandoned=directive == "abandon")
+    return report(
+        run.raw_input,
+        directive,
+        final,
+        run.load_state().outcomes_so_far(),
+        moves,
+        cancelled=run.status == RunStatus.CANCELLED,
+    )
 
 
 def next_moves(run: Run, record: dict, *, abandoned: bool) -> NextMoves | None:

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from tests.browser import test_dashboard_browser as dashboard
-from tests.browser.test_dashboard_browser import CHROMIUM, USERS, WAIT_MS
+from tests.browser.test_dashboard_browser import CHROMIUM, RUN_PAGE, USERS, WAIT_MS
 
 # The dashboard tests' fixtures: Chromium, and a cluster of this module's own.
 browser = dashboard.browser
@@ -62,13 +62,15 @@ def test_a_user_submits_and_follows_a_run_with_nothing_refused(browser, cluster)
     page, refusals = logged_in(browser, cluster, "alice", USERS["alice"])
     try:
         visit(page, "/")
+        page.locator("#list-conn", has_text="live").wait_for()
         page.locator("#id_raw_input").fill("echo csp")
         page.locator("#id_raw_input").press("Enter")
-        row = page.locator("#run-rows tr[id^=run-]", has_text="echo csp").first
-        row.wait_for()
-        visit(page, row.locator("a").first.get_attribute("href"))
+        page.wait_for_url(RUN_PAGE)
         page.locator("#conn-state", has_text="live").wait_for()
         page.locator("#run-status", has_text="Done").wait_for()
+        visit(page, "/")
+        row = page.locator("#run-rows tr[id^=run-]", has_text="echo csp").first
+        row.locator(".status", has_text="Done").wait_for()
         visit(page, "/memory/")
         assert refusals == []
     finally:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -89,11 +92,15 @@ def alice(browser, cluster):
     page.context.close()
 
 
+RUN_PAGE = re.compile(r"/runs/[0-9a-f-]{36}/$")
+
+
 def submit(page, task: str) -> str:
-    """Submit a task from the run list (Enter submits); return its dashboard path."""
+    """Submit a task from the run list (Enter submits); return its dashboard path.
+
+    Submitting opens the new run's page.
+    """
     page.goto("/")
-    rows = "document.querySelectorAll('#run-rows tr[id^=run-]').length"
-    before = page.evaluate(rows)
     field = page.locator("#id_raw_input")
     lines = task.split("\n")
     field.fill(lines[0])
@@ -101,10 +108,8 @@ def submit(page, task: str) -> str:
         field.press("Shift+Enter")
         field.press_sequentially(line)
     field.press("Enter")
-    page.wait_for_function(f"{rows} > {before}")
-    link = page.locator("#run-rows tr[id^=run-] a").first
-    assert page.locator("#id_raw_input").input_value() == ""
-    return link.get_attribute("href")
+    page.wait_for_url(RUN_PAGE)
+    return urlparse(page.url).path
 
 
 def wait_live(page) -> None:
@@ -137,6 +142,70 @@ def stored_ids(page, cluster, path: str) -> list[int]:
     )
     assert response.ok, response.text()
     return [m["id"] for m in response.json()["messages"]]
+
+
+def api_submit(page, cluster, task: str) -> str:
+    """Submit a task through the API (as from a second terminal); return its id."""
+    response = page.request.post(
+        "/api/runs",
+        data=json.dumps({"input": task}),
+        headers={
+            "Authorization": f"Bearer {cluster.token}",
+            "Content-Type": "application/json",
+        },
+    )
+    assert response.status == 201, response.text()
+    return response.json()["id"]
+
+
+def listed_ids(page) -> list[str]:
+    return page.eval_on_selector_all(
+        "#run-rows tr[id^=run-]", "rows => rows.map(tr => tr.id)"
+    )
+
+
+@pytest.mark.parametrize("how", ["Enter", "button"])
+def test_submitting_opens_the_new_runs_live_page(alice, how):
+    alice.goto("/")
+    field = alice.locator("#id_raw_input")
+    field.fill(f"echo submitted by {how}")
+    if how == "Enter":
+        field.press("Enter")
+    else:
+        alice.get_by_role("button", name="Run", exact=True).click()
+
+    alice.wait_for_url(RUN_PAGE)
+    wait_live(alice)
+    assert alice.locator("pre.input").text_content() == f"echo submitted by {how}"
+    wait_status(alice, "Done")
+    alice.locator("#final-result .headline", has_text="done").wait_for()
+
+
+def test_a_refused_task_stays_on_the_list_with_its_message(alice):
+    alice.goto("/")
+    before = listed_ids(alice)
+    alice.locator("#id_raw_input").press("Enter")
+
+    alice.locator("#run-form .error", has_text="empty").wait_for()
+    assert urlparse(alice.url).path == "/"
+    alice.reload()
+    assert listed_ids(alice) == before
+
+
+def test_the_run_list_follows_a_run_to_its_end_without_reloading(alice, cluster):
+    alice.goto("/")
+    alice.wait_for_function("window.artooRuns && artooRuns.state() === 'live'")
+    alice.evaluate("window.sameDocument = true")
+
+    run_id = api_submit(alice, cluster, "echo listed live")
+
+    row = alice.locator(f"#run-{run_id}")
+    row.wait_for()
+    assert listed_ids(alice)[0] == f"run-{run_id}"
+    row.locator(".status", has_text="Done").wait_for()
+    assert row.locator(".directive").inner_text() == "accept"
+    assert row.locator(".run-duration").get_attribute("data-end")
+    assert alice.evaluate("window.sameDocument === true")
 
 
 def test_a_run_fills_the_dashboard_live_to_its_result(alice, cluster):
@@ -176,7 +245,7 @@ def test_cancel_stops_a_long_run(alice):
     wait_status(alice, "Running")
     alice.get_by_role("button", name="Cancel run").click()
     wait_status(alice, "Cancelled")
-    alice.locator("#final-result", has_text="Cancelled by the operator").wait_for()
+    alice.locator("#final-result", has_text="You cancelled the run").wait_for()
     assert alice.locator("#cancel-run").count() == 0
 
 

@@ -87,8 +87,12 @@ def test_the_report_of_an_abandon_lists_the_next_moves(run):
 
     text = report(run)
 
-    assert "failed: abandon\ngave up\noutput: [exit code 1]\nboom\n" in text
-    assert "  next: check the path\n  next: ask for access\n" in text
+    assert text.startswith(
+        "\nfailed: abandon\n“echo hello”: not done, nothing was completed.\n"
+        "output: [exit code 1]\nboom\n"
+    )
+    assert "gave up" not in text
+    assert "Next moves:\n  1. check the path\n  2. ask for access\n" in text
 
 
 def test_the_report_of_a_direct_answer_names_it_direct(run):
@@ -97,4 +101,6 @@ def test_the_report_of_a_direct_answer_names_it_direct(run):
     run.final_result = {"summary": "Hi", "output": "Hi", "directive": "direct"}
     run.save()
 
-    assert report(run).startswith("\ndone: direct\nHi\noutput: Hi\n")
+    assert report(run).startswith(
+        "\ndone: direct\n“echo hello”: answered directly.\noutput: Hi\n"
+    )

@@ -35,7 +35,5 @@ def test_an_abandon_after_an_empty_last_round_reports_what_round_one_did(
     assert moves["accomplished"] == (
         "Completed 2 of 3 subtasks: echo one → one; echo two → two"
     )
-    assert moves["next_moves"][0].startswith(
-        "Look into why 'ls /definitely-missing' failed"
-    )
+    assert moves["next_moves"][0].startswith("Run 'ls /definitely-missing' yourself")
     assert final["next_moves"] == moves

@@ -175,7 +175,7 @@ def test_budget_exhaustion_abandons_with_next_moves(celery_worker, user, model):
     assert run.status == "failed"
     steps = transitions(run)
     assert steps[-1].endswith("→abandon") and len(steps) == 3
-    assert "R4b recommended abandon" in run.final_result["rationale"]
+    assert "the result checker advised stopping" in run.final_result["rationale"]
     moves = wait_until(
         lambda: BusMessage.objects.filter(run=run, type="NextMoves").first()
     )

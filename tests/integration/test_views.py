@@ -38,15 +38,32 @@ def test_user_submits_a_run_and_sees_it_listed(
     assert f'id="run-{run.id}"'.encode() in listing.content
 
 
-def test_htmx_submission_returns_the_fresh_form_and_the_new_row(client, user):
+def test_htmx_submission_opens_the_new_runs_page(client, user):
     client.force_login(user)
     response = client.post(
         reverse("run-create"), {"raw_input": "ls"}, headers={"HX-Request": "true"}
     )
     run = Run.objects.get()
-    assert response.status_code == 201
-    assert b'id="run-form"' in response.content
-    assert f'id="run-{run.id}"'.encode() in response.content
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == reverse("run-detail", args=[run.id])
+
+
+def test_a_refused_htmx_submission_stays_on_the_form_and_creates_nothing(client, user):
+    client.force_login(user)
+    response = client.post(
+        reverse("run-create"), {"raw_input": "  "}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 400
+    assert "HX-Redirect" not in response
+    assert b'id="run-form"' in response.content and b"empty" in response.content
+    assert not Run.objects.exists()
+
+
+def test_the_list_page_names_its_live_stream(client, user, run):
+    client.force_login(user)
+    html = client.get(reverse("run-list")).content.decode()
+    assert 'data-ws-path="/ws/run-list/"' in html
+    assert f'<tr id="run-{run.id}" data-status="queued"' in html
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from artoo_web import runs
+from artoo_web.dashboard.final import result_of
 from artoo_web.forms import clean_task_text
 from artoo_web.models import BusMessage, Run
 from artoo_web.summaries import usage_by_role
@@ -15,6 +16,7 @@ from roles.contracts import (
     PlanDirective,
     read_payload,
 )
+from roles.result_text import as_lines
 
 POLL_S = 0.1
 SUCCESS = {"accept", "success", "direct"}
@@ -125,12 +127,10 @@ class Command(BaseCommand):
         # directive, so the contract drops it: the run's own directive says it.
         directive = final.directive or (run.directive if record else "")
         self.stdout.write(f"\n{run.status}: {directive}")
-        self.stdout.write(str(final.summary or ""))
-        if final.output not in (None, ""):
-            self.stdout.write(f"output: {final.output}")
-        moves = read_payload("NextMoves", record.get("next_moves") or {})
-        for move in moves.next_moves or []:
-            self.stdout.write(f"  next: {move}")
+        output = "" if final.output in (None, "") else str(final.output)
+        if record:
+            for line in as_lines(result_of(run, record, final), output):
+                self.stdout.write(line)
         self.stdout.write(f"\n{'role':<6}{'calls':>7}{'tokens':>10}{'cost USD':>12}")
         for role, row in usage_by_role(run).items():
             self.stdout.write(
