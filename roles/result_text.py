@@ -90,21 +90,20 @@ def report(
     headline = _headline(asked, directive, len(done), len(outcomes), cancelled)
     reason = "" if finished else stop_reason(final)
     abandoned = directive == "abandon"
+    actions: tuple[str, ...] = ()
+    if abandoned and moves is not None:
+        avoid = [headline, reason, final.summary or "", final.rationale or ""]
+        actions = _next_moves(moves, avoid, failed)
     return Report(
         headline=headline,
         finished=finished,
         answer=_answer(directive, final.summary or ""),
         completed=tuple(_completed(done, final.output)),
         not_completed=tuple(_not_completed(failed)),
+        # R2's own words on the work, when the outcomes are not known.
         accomplished=plain(moves.accomplished) if moves and not outcomes else "",
         reason=reason,
-        next_moves=_next_moves(
-            moves,
-            [headline, reason, final.summary or "", final.rationale or ""],
-            failed,
-        )
-        if abandoned and moves is not None
-        else (),
+        next_moves=actions,
         moves_pending=abandoned and moves is None and not cancelled,
     )
 
@@ -173,7 +172,9 @@ def as_lines(result: Report, output: str = "") -> list[str]:
 def _headline(
     asked: str, directive: str, done: int, total: int, cancelled: bool
 ) -> str:
-    quoted = f"“{_clip(plain(asked), ASKED_CHARS)}”"
+    # The lines of a task read as one: "echo one; echo two".
+    lines = [plain(line) for line in (asked or "").splitlines()]
+    quoted = f"“{_clip('; '.join(line for line in lines if line), ASKED_CHARS)}”"
     if directive == "direct":
         return f"{quoted}: answered directly."
     progress = _progress(done, total)
@@ -219,7 +220,7 @@ def _not_completed(failed: Sequence[SubTaskOutcome]) -> Iterable[Step]:
 def _next_moves(
     moves: NextMoves, avoid: list[str], failed: Sequence[SubTaskOutcome]
 ) -> tuple[str, ...]:
-    kept = [plain(m) for m in moves.next_moves if not is_copy(m, avoid)]
+    kept = [plain(m) for m in moves.next_moves or [] if not is_copy(m, avoid)]
     kept = [m for m in dict.fromkeys(kept) if m]
     return tuple(kept or fallback_moves(failed))
 

@@ -100,7 +100,7 @@ def test_an_abandon_reads_as_what_was_asked_what_came_of_it_and_why():
     result = report(ASKED, "abandon", final, OUTCOMES, moves)
 
     assert result.headline == (
-        "“echo one & echo two ls /definitely-missing”: not done, "
+        "“echo one; & echo two; ls /definitely-missing”: not done, "
         "2 of 3 steps completed."
     )
     assert not result.finished

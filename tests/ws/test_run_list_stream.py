@@ -9,10 +9,11 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from artoo_web import runs, topics
+from artoo_web import runs, runtime, topics
 from artoo_web.asgi import application
 from artoo_web.consumers import CLOSE_BAD_REQUEST, CLOSE_UNAUTHENTICATED
 from artoo_web.models import Run, RunStatus
+from roles.llmrecords import CallRecord, Usage
 from tests.ws.test_run_stream import ORIGIN, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,7 +77,37 @@ async def test_a_row_is_pushed_when_its_run_changes_status(run, user):
         await comm.disconnect()
 
 
-async def test_a_new_run_of_the_user_appears(user):
+@sync_to_async
+def record_call(run: Run, tokens: int, cost: float) -> None:
+    call = CallRecord(
+        role="R1",
+        model="m",
+        prompt_tokens=tokens,
+        completion_tokens=0,
+        elapsed_ms=1,
+        messages=(),
+        response="",
+        cost_usd=cost,
+    )
+    runtime.record_usage(run, "R1", Usage(calls=(call,)))
+
+
+async def test_a_model_call_pushes_the_rows_new_tokens_and_cost(run, user):
+    comm = await communicator(user, since=now_ms())
+    await connect(comm)
+    try:
+        await next_row(comm)  # the active run's row, as it is
+
+        await record_call(run, 1234, 0.5)
+
+        row = await next_row(comm)
+        assert row["id"] == f"run-{run.id}"
+        assert "1234 tokens" in row["html"] and "$0.5000" in row["html"]
+    finally:
+        await comm.disconnect()
+
+
+async def test_a_new_run_of_the_user_appears(user, purge_queues):
     comm = await communicator(user, since=now_ms())
     await connect(comm)
     try:
@@ -90,7 +121,9 @@ async def test_a_new_run_of_the_user_appears(user):
         await comm.disconnect()
 
 
-async def test_another_users_runs_never_reach_the_stream(user, other_user):
+async def test_another_users_runs_never_reach_the_stream(
+    user, other_user, purge_queues
+):
     mine_before = await sync_to_async(Run.objects.create)(owner=user, raw_input="a")
     await set_status(mine_before, RunStatus.DONE)
     comm = await communicator(user, since=now_ms() + 60_000)
@@ -108,7 +141,7 @@ async def test_another_users_runs_never_reach_the_stream(user, other_user):
         await comm.disconnect()
 
 
-async def test_staff_follow_every_users_runs(staff_user, other_user):
+async def test_staff_follow_every_users_runs(staff_user, other_user, purge_queues):
     comm = await communicator(staff_user, since=now_ms())
     await connect(comm)
     try:
