@@ -291,6 +291,6 @@ def test_next_moves_fall_back_to_the_template_on_model_error(llm_server, r2):
     llm_server.fault("R2", status=500)
     moves, usage = next_moves(SPEC, final(), OUTCOMES, model=r2)
     assert usage is None
-    assert "permission denied on /root" in moves.next_moves[0]
+    assert moves.next_moves[0].startswith("Run 'count lines' yourself")
     assert 2 <= len(moves.next_moves) <= 3
     assert "find files → 42 files" in moves.accomplished
