@@ -1,6 +1,7 @@
 """The JSON API, authenticated by per-user tokens (``Authorization: Bearer …``).
 
-Errors are JSON ``{"error": "…"}`` with the right status; other users' runs are 404.
+Errors are JSON ``{"error": "…"}`` with the right status; other users' runs are 404;
+a submission over a per-user limit is 429 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from artoo_web import api_tokens, inputs, runs
 from artoo_web.forms import clean_task_text
 from artoo_web.models import Approval, BusMessage, Run
 from artoo_web.summaries import rounds_of, usage_by_role
+from roles import quota
 
 PAGE = 500
 
@@ -54,10 +56,26 @@ def endpoint(*methods: str):
                 return error(400, str(exc))
             except runs.Conflict as exc:
                 return error(409, str(exc))
+            except runs.LimitReached as exc:
+                return limit_reached(exc.refusal)
 
         return inner
 
     return wrap
+
+
+def limit_reached(refusal: quota.Refusal) -> JsonResponse:
+    """Answer a submission over a limit: 429, the limit, and when to retry."""
+    response = JsonResponse(
+        {
+            "error": refusal.message,
+            "limit": refusal.limit,
+            "retry_after": refusal.retry_after_s,
+        },
+        status=429,
+    )
+    response["Retry-After"] = str(refusal.retry_after_s)
+    return response
 
 
 def body(request: HttpRequest) -> dict:

@@ -14,11 +14,13 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from artoo_web import bus, followups, redisconn, runfeed, runtime, topics
 from artoo_web.models import (
+    TERMINAL_STATUSES,
     Approval,
     ApprovalStatus,
     BusMessage,
@@ -27,7 +29,7 @@ from artoo_web.models import (
     TraceEvent,
 )
 from artoo_web.summaries import usage_by_role
-from roles import ggs, humantime
+from roles import ggs, humantime, quota
 from roles.contracts import FinalResult
 
 log = logging.getLogger(__name__)
@@ -57,15 +59,54 @@ def lock_current(run_id, round_: int | None = None) -> Run | None:
     return run
 
 
+class LimitReached(Exception):
+    """The user may not submit a run now; nothing was created."""
+
+    def __init__(self, refusal: quota.Refusal):
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
 def submit(owner, raw_input: str) -> Run:
-    """Create a queued run and enqueue its first step on commit."""
+    """Create a queued run and enqueue its first step on commit.
+
+    Raise LimitReached, creating nothing, when the owner is at a limit.
+    """
     with transaction.atomic():
+        check_limits(owner)
         run = Run.objects.create(owner=owner, raw_input=raw_input)
         TraceEvent.objects.create(
             run=run, role="User", kind="submitted", data={"chars": len(raw_input)}
         )
         transaction.on_commit(lambda: enqueue_start(run.id))
     return run
+
+
+def check_limits(owner) -> None:
+    """Raise LimitReached when ``owner`` may not submit one more run now.
+
+    Called in the submission's transaction: it locks the owner's row first, so
+    concurrent submissions of one user are counted one after another (SQLite
+    takes its write lock at BEGIN, PostgreSQL waits on the row).
+    """
+    max_active = settings.ARTOO_USER_ACTIVE_RUNS
+    per_minute = settings.ARTOO_USER_RUNS_PER_MINUTE
+    if not (max_active or per_minute):
+        return
+    users = type(owner).objects.select_for_update().filter(pk=owner.pk)
+    list(users.values_list("pk", flat=True))
+    now = timezone.now()
+    mine = Run.objects.filter(owner=owner)
+    recent = mine.filter(created_at__gt=now - timedelta(seconds=quota.WINDOW_S))
+    refused = quota.refusal(
+        mine.exclude(status__in=TERMINAL_STATUSES).count(),
+        [t.timestamp() for t in recent.values_list("created_at", flat=True)],
+        now.timestamp(),
+        max_active=max_active,
+        per_minute=per_minute,
+    )
+    if refused is not None:
+        raise LimitReached(refused)
 
 
 def enqueue_start(run_id) -> None:

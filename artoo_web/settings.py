@@ -171,6 +171,14 @@ ARTOO_WEB_URL = envstr(
 )
 
 ARTOO_MAX_INPUT_CHARS = envint("ARTOO_MAX_INPUT_CHARS", 20_000, minimum=1)
+# Per-user limits on submitting runs (0: none). 20 active leaves room for a
+# user's ten long runs and ten more; 30 a minute is a run every 2 s, sustained.
+ARTOO_USER_ACTIVE_RUNS = envint("ARTOO_USER_ACTIVE_RUNS", 20, minimum=0)
+ARTOO_USER_RUNS_PER_MINUTE = envint("ARTOO_USER_RUNS_PER_MINUTE", 30, minimum=0)
+# Subtasks executing at once across the pipeline workers, shared fairly between
+# users (roles/fairshare.py; 0: no limit). The Procfile's worker has 12 threads:
+# 9 for subtasks, the rest for the other roles' short handlers.
+ARTOO_SUBTASK_SLOTS = envint("ARTOO_SUBTASK_SLOTS", 9, minimum=0)
 ARTOO_SWEEP_AFTER_S = envint("ARTOO_SWEEP_AFTER_S", 60, minimum=1)
 ARTOO_TASK_TIME_LIMIT_S = envint("ARTOO_TASK_TIME_LIMIT_S", 1800, minimum=10)
 

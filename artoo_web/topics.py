@@ -13,6 +13,10 @@ GLOBAL_MEMORIES = "artoo.memory.global"
 RUNS_ALL = "artoo.runs.all"
 # The run list's live rows.
 WS_RUN_LIST = "/ws/run-list/"
+# The fair share of subtask slots: message id → user of each subtask executing,
+# and → {"user", "since"} of each waiting for a slot (artoo_web/fairshare.py).
+FAIR_RUNNING = "artoo.fair.running"
+FAIR_WAITING = "artoo.fair.waiting"
 
 
 def bus_run(run_id: UUID | str) -> str:

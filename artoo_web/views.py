@@ -68,15 +68,26 @@ def run_create(request: HttpRequest) -> HttpResponse:
     if form.is_valid() and not inputs.is_utf8_form(request):
         form.add_error("raw_input", "The task is not valid UTF-8 text.")
     if not form.is_valid():
-        if request.htmx:
-            template, context = "artoo_web/run_list.html#run-form", {}
-        else:
-            template, context = "artoo_web/run_list.html", _list_context(request)
-        return render(request, template, {**context, "form": form}, status=400)
-    run = runs.submit(request.user, form.cleaned_data["raw_input"])
+        return _refused_form(request, form, 400)
+    try:
+        run = runs.submit(request.user, form.cleaned_data["raw_input"])
+    except runs.LimitReached as exc:
+        form.add_error("raw_input", exc.refusal.message)
+        response = _refused_form(request, form, 429)
+        response["Retry-After"] = str(exc.refusal.retry_after_s)
+        return response
     if request.htmx:
         return HttpResponseClientRedirect(reverse("run-detail", args=[run.id]))
     return redirect("run-detail", run_id=run.id)
+
+
+def _refused_form(request: HttpRequest, form: RunForm, status: int) -> HttpResponse:
+    """Answer a refused task with the form and its error (the list without htmx)."""
+    if request.htmx:
+        template, context = "artoo_web/run_list.html#run-form", {}
+    else:
+        template, context = "artoo_web/run_list.html", _list_context(request)
+    return render(request, template, {**context, "form": form}, status=status)
 
 
 def _visible_run(request: HttpRequest, run_id) -> Run:

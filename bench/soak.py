@@ -201,7 +201,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=10.0, help="runs per second")
     parser.add_argument("--minutes", type=float, default=1.0)
     parser.add_argument("--latency-ms", type=int, default=0, help="offline model")
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=12)
     opts = parser.parse_args()
     if opts.rate <= 0 or opts.minutes <= 0 or opts.latency_ms < 0:
         parser.error("--rate and --minutes must be positive, --latency-ms ≥ 0")

@@ -78,7 +78,7 @@ class Cluster:
         *,
         processes: tuple[str, ...] = ("web", "pipeline", "memory", "auditor"),
         env: dict[str, str] | None = None,
-        concurrency: int = 8,
+        concurrency: int = 12,
     ):
         self.data_dir = Path(data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from artoo_web import bus, followups, runs, runtime
+from artoo_web import bus, fairshare, followups, runs, runtime
 from artoo_web.handlers import dispatcher
 from artoo_web.models import (
     TERMINAL_STATUSES,
@@ -51,10 +51,15 @@ DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRE
 
 
 def run_subtask(msg: BusMessage) -> str:
-    """(R3, SubTask): run R3 ⇄ R4a and send the SubTaskOutcome to R4b."""
+    """(R3, SubTask): run R3 ⇄ R4a and send the SubTaskOutcome to R4b.
+
+    A subtask starts when its user's fair share of the slots allows; until then
+    it waits, undelivered, in its user's queue (``artoo_web.fairshare``).
+    """
     subtask = SubTask.model_validate(msg.payload)
     run = Run.objects.get(id=msg.run_id)
     if run.is_terminal or msg.round != run.round:
+        fairshare.forget(msg.id)
         with bus.delivering(msg):
             return "stale"
     fan = run.load_state().fanin_of(msg.round)
@@ -62,12 +67,20 @@ def run_subtask(msg: BusMessage) -> str:
         if dispatcher.hold(msg, subtask):
             return "held"
         fan = Run.objects.get(id=msg.run_id).load_state().fanin_of(msg.round)
-    runtime.trace(
-        run, "R3", "subtask_started", subtask_id=subtask.subtask_id, worker=worker()
-    )
-    prior = fan.matched_outputs() if fan is not None else ""
-    work = {"subtask": msg.payload, "prior": prior}
-    return carry_on(run, msg.round, work, lambda: bus.delivering(msg))
+    place = fairshare.claim(msg, run.owner_id)
+    if place != fairshare.STARTED:
+        if place == fairshare.QUEUED:
+            runtime.trace(run, "R3", "subtask_waiting", subtask_id=subtask.subtask_id)
+        return "waiting"
+    try:
+        runtime.trace(
+            run, "R3", "subtask_started", subtask_id=subtask.subtask_id, worker=worker()
+        )
+        prior = fan.matched_outputs() if fan is not None else ""
+        work = {"subtask": msg.payload, "prior": prior}
+        return carry_on(run, msg.round, work, lambda: bus.delivering(msg))
+    finally:
+        fairshare.release(msg.id)
 
 
 def note_fast_loop(msg: BusMessage) -> None:

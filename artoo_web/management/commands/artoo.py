@@ -61,7 +61,10 @@ class Command(BaseCommand):
             text = clean_task_text(task)
         except Exception as exc:
             raise CommandError(" ".join(getattr(exc, "messages", [str(exc)]))) from None
-        run = runs.submit(owner, text)
+        try:
+            run = runs.submit(owner, text)
+        except runs.LimitReached as exc:
+            raise CommandError(str(exc)) from None
         self.stdout.write(f"run {run.id}")
         run = self.follow(run, owner, timeout, yes)
         self.report(run)
