@@ -15,6 +15,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -93,7 +94,7 @@ def check_limits(owner) -> None:
     per_minute = settings.ARTOO_USER_RUNS_PER_MINUTE
     if not (max_active or per_minute):
         return
-    users = type(owner).objects.select_for_update().filter(pk=owner.pk)
+    users = get_user_model().objects.select_for_update().filter(pk=owner.pk)
     list(users.values_list("pk", flat=True))
     now = timezone.now()
     mine = Run.objects.filter(owner=owner)

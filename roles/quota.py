@@ -4,7 +4,8 @@ A submission over a limit is refused with what limit it met and when to try
 again; 0 turns a limit off::
 
     refusal(active=20, recent=[...], now=..., max_active=20, per_minute=30)
-    → Refusal(limit="active_runs", retry_after_s=30, message="You have 20 …")
+    → Refusal(limit="active_runs", retry_after_s=30,
+              message="Too many active runs: 20 of 20 allowed; …")
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def refusal(
     if max_active > 0 and active >= max_active:
         return Refusal(
             ACTIVE_RUNS,
-            f"You have {active} runs active, the most allowed "
-            f"({max_active}); submit again when one of them has finished.",
+            f"Too many active runs: {active} of {max_active} allowed; "
+            "submit again when one of them has finished.",
             ACTIVE_RETRY_S,
         )
     if per_minute <= 0:
@@ -60,7 +61,7 @@ def refusal(
     wait = max(1, math.ceil(frees_at - now))
     return Refusal(
         RUNS_PER_MINUTE,
-        f"You submitted {len(window)} runs in the last minute, the most allowed "
-        f"({per_minute}); submit again in {wait} s.",
+        f"Too many runs submitted in the last minute: {len(window)} of "
+        f"{per_minute} allowed; submit again in {wait} s.",
         wait,
     )

@@ -13,7 +13,7 @@ def test_under_both_limits_a_run_is_accepted():
 def test_at_the_active_limit_the_run_is_refused_with_a_retry():
     refused = refusal(20, [], NOW, max_active=20, per_minute=30)
     assert refused.limit == ACTIVE_RUNS
-    assert "20 runs active" in refused.message
+    assert "active runs: 20 of 20 allowed" in refused.message
     assert refused.retry_after_s > 0
 
 
@@ -22,7 +22,7 @@ def test_at_the_minute_limit_the_retry_is_when_the_oldest_ages_out():
     refused = refusal(0, recent, NOW, max_active=20, per_minute=3)
     assert refused.limit == RUNS_PER_MINUTE
     assert refused.retry_after_s == 10
-    assert "3 runs in the last minute" in refused.message
+    assert "in the last minute: 3 of 3 allowed" in refused.message
     assert "in 10 s" in refused.message
 
 
