@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(VENV)/bin/python bench/ggs.py
 	$(VENV)/bin/python bench/memory.py
 	$(VENV)/bin/python bench/pipeline.py
+	$(VENV)/bin/python bench/fairness.py
 	$(VENV)/bin/python bench/sandbox.py
 
 # The local LLM (GGUF weights and llama-server), cached outside the checkout.

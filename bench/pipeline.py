@@ -133,7 +133,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="artoo-bench-") as tmp:
         data = Path(tmp)
         redis_proc, redis_url = launcher.start_embedded_redis(data)
-        env = {"REDIS_URL": redis_url, "ARTOO_LOG_LEVEL": "WARNING"}
+        env = {
+            "REDIS_URL": redis_url,
+            "ARTOO_LOG_LEVEL": "WARNING",
+            # One user makes the whole load: their per-user limits would refuse it.
+            "ARTOO_USER_ACTIVE_RUNS": "0",
+            "ARTOO_USER_RUNS_PER_MINUTE": "0",
+        }
         try:
             with Cluster(data, processes=("pipeline", "memory"), env=env) as cluster:
                 setup_django(cluster.env)

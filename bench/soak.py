@@ -209,6 +209,9 @@ def main() -> int:
         "REDIS_URL": "",
         "ARTOO_LOG_LEVEL": "WARNING",
         "ARTOO_OFFLINE_LATENCY_MS": str(opts.latency_ms),
+        # One user makes the whole load: their per-user limits would refuse it.
+        "ARTOO_USER_ACTIVE_RUNS": "0",
+        "ARTOO_USER_RUNS_PER_MINUTE": "0",
     }
     with tempfile.TemporaryDirectory(prefix="artoo-soak-") as tmp:
         with Cluster(

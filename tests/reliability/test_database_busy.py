@@ -17,7 +17,10 @@ TASK = "echo one # expect: one\n& echo two # expect: two\n& echo three\necho fou
 
 def test_many_concurrent_runs_never_surface_a_locked_database(start_cluster):
     cluster = start_cluster(
-        processes=("web", "pipeline", "memory", "beat", "auditor"), concurrency=8
+        processes=("web", "pipeline", "memory", "beat", "auditor"),
+        # One user's burst of 60 runs: more than the per-user limits let in.
+        env={"ARTOO_USER_ACTIVE_RUNS": "0", "ARTOO_USER_RUNS_PER_MINUTE": "0"},
+        concurrency=8,
     )
     api = Api(cluster.url, create_user(cluster, "alice"))
     db = Db(cluster)
