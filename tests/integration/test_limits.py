@@ -167,7 +167,8 @@ def test_the_cli_prints_the_refusal_and_exits_1(user, purge_queues):
     }
     before = created()
     done = subprocess.run(
-        [sys.executable, "manage.py", "artoo", "echo hi", "--user", user.username],
+        [sys.executable, "manage.py", "artoo", "echo hi", "--user", user.username]
+        + ["--timeout", "30"],
         cwd=ROOT,
         env=env,
         capture_output=True,
