@@ -59,7 +59,7 @@ def measure(opts) -> None:
     print(
         f"B's one-line run, submit → FinalResult: {idle:.2f} s idle (median of 3), "
         f"{loaded:.2f} s with A's {opts.long} × sleep {opts.seconds} active "
-        f"(+{loaded - idle:.2f} s; target ≤ 2 s); {still} of A's runs still "
+        f"({loaded - idle:+.2f} s; target ≤ 2 s); {still} of A's runs still "
         f"active when B's ended (slots {opts.slots}, {opts.concurrency} threads)"
     )
     for run in Run.objects.filter(id__in=long_runs, finished_at__isnull=True):
