@@ -18,6 +18,7 @@ from collections import Counter
 
 import redis
 from django.conf import settings
+from django.db import DatabaseError
 
 from artoo_web import bus, redisconn, topics
 from artoo_web.models import TERMINAL_STATUSES, BusMessage
@@ -61,7 +62,7 @@ def release(message_id: int) -> None:
         ready = fairshare.startable(*occupancy(client)[:2], slots)
         if drop_gone(ready):
             ready = fairshare.startable(*occupancy(client)[:2], slots)
-    except redis.RedisError:
+    except (redis.RedisError, DatabaseError):
         # The sweeper redelivers what waits; the slot's entry dies with its lease.
         log.warning("fair share: slot of message %s not released", message_id)
         return
