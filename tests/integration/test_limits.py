@@ -145,7 +145,8 @@ def test_the_htmx_form_gets_the_refusal_in_its_fragment(client, user, limits):
     limits(active=0, per_minute=1)
     client.force_login(user)
     url, hx = reverse("run-create"), {"HX-Request": "true"}
-    assert client.post(url, {"raw_input": "echo one"}, headers=hx).status_code == 201
+    assert client.post(url, {"raw_input": "echo one"}, headers=hx).status_code < 400
+    assert Run.objects.filter(owner=user).count() == 1
     before = created()
     response = client.post(url, {"raw_input": "echo two"}, headers=hx)
     assert response.status_code == 429
