@@ -3,6 +3,7 @@ from typing import get_args
 from django import forms
 from django.conf import settings
 
+from artoo_web import api_tokens
 from roles.contracts import Anomaly
 
 
@@ -106,3 +107,24 @@ ANOMALIES = [
 class AuditFilterForm(forms.Form):
     anomaly = forms.ChoiceField(choices=ANOMALIES, required=False)
     run = forms.CharField(required=False, max_length=64, label="Run id")
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(
+        label="Name",
+        required=False,
+        strip=False,
+        widget=forms.TextInput(
+            attrs={
+                "maxlength": api_tokens.NAME_CHARS,
+                "placeholder": "what uses it, e.g. laptop CLI",
+                "autocomplete": "off",
+            }
+        ),
+    )
+
+    def clean_name(self) -> str:
+        try:
+            return api_tokens.clean_name(self.cleaned_data.get("name", ""))
+        except api_tokens.Refused as exc:
+            raise forms.ValidationError(str(exc)) from None

@@ -11,10 +11,20 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from artoo_web import bus, dashboard, followups, inputs, runlist, runs, topics
+from artoo_web import (
+    api_tokens,
+    bus,
+    dashboard,
+    followups,
+    inputs,
+    runlist,
+    runs,
+    topics,
+)
 from artoo_web.auditlog import AuditEventRecord, AuditReportRecord, verify_chain
 from artoo_web.forms import (
     AuditFilterForm,
@@ -22,8 +32,9 @@ from artoo_web.forms import (
     MemorySearchForm,
     RememberForm,
     RunForm,
+    TokenForm,
 )
-from artoo_web.models import Approval, Run, RunStatus
+from artoo_web.models import ApiToken, Approval, Run, RunStatus
 from roles.memory_contracts import owner_for_user
 
 AUDIT_PAGE = 200
@@ -309,6 +320,52 @@ def memory_forget(request: HttpRequest) -> HttpResponse:
     except MemoryUnavailable as exc:
         return _memory_answer(request, error=str(exc))
     return _memory_answer(request, notice=f"Forgot {count} Megram(s).")
+
+
+# -- API tokens ----------------------------------------------------------------------
+
+
+def _token_page(request: HttpRequest, form=None, status: int = 200) -> HttpResponse:
+    context = {
+        "tokens": list(api_tokens.live_for(request.user)),
+        "form": form or TokenForm(),
+        "max_live": api_tokens.MAX_LIVE,
+    }
+    return render(request, "artoo_web/tokens.html", context, status=status)
+
+
+@require_http_methods(["GET"])
+def token_list(request: HttpRequest) -> HttpResponse:
+    return _token_page(request)
+
+
+@never_cache
+@require_POST
+def token_create(request: HttpRequest) -> HttpResponse:
+    form = TokenForm(request.POST)
+    if form.is_valid() and not inputs.is_utf8_form(request):
+        form.add_error("name", "The name is not valid UTF-8 text.")
+    if form.is_valid():
+        try:
+            row, secret = api_tokens.issue(request.user, form.cleaned_data["name"])
+        except api_tokens.Refused as exc:
+            form.add_error("name", str(exc))
+    if not form.is_valid():
+        return _token_page(request, form, status=400)
+    # The one time the secret is shown: never stored, never cached (never_cache).
+    context = {"token": row, "secret": secret}
+    return render(request, "artoo_web/token_created.html", context, status=201)
+
+
+@require_POST
+def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    row = get_object_or_404(ApiToken, id=token_id, user=request.user)
+    label = f"{row.name or 'unnamed'} ({api_tokens.PREFIX}{row.prefix}…)"
+    if api_tokens.revoke_one(row):
+        messages.success(request, f"Revoked the token {label}: it no longer works.")
+    else:
+        messages.info(request, f"The token {label} was revoked already.")
+    return redirect("token-list")
 
 
 # -- audit ---------------------------------------------------------------------------
