@@ -81,6 +81,16 @@ class Run(models.Model):
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
 
+    @property
+    def expects_next_moves(self) -> bool:
+        """Return True when R2 writes NextMoves for this ended run.
+
+        Only an abandon that failed the run gets them (GGS's at once; the
+        watchdog's and a handler's give-up through the sweeper): a success,
+        R1's direct answer and a cancel get none.
+        """
+        return self.status == RunStatus.FAILED and self.directive == "abandon"
+
     def load_state(self) -> RunState:
         """Return the run's typed state (``roles.runstate.RunState``)."""
         return RunState.model_validate(self.state or {})

@@ -104,3 +104,22 @@ def test_the_report_of_a_direct_answer_names_it_direct(run):
     assert report(run).startswith(
         "\ndone: direct\n“echo hello”: answered directly.\noutput: Hi\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("status", "directive", "expected"),
+    [
+        (RunStatus.FAILED, "abandon", True),
+        (RunStatus.CANCELLED, "abandon", False),
+        (RunStatus.DONE, "accept", False),
+        (RunStatus.DONE, "success", False),
+        (RunStatus.DONE, "direct", False),
+        (RunStatus.RUNNING, "refine", False),
+    ],
+)
+def test_only_an_abandon_that_failed_the_run_expects_next_moves(
+    run, status, directive, expected
+):
+    run.status, run.directive = status, directive
+
+    assert run.expects_next_moves is expected

@@ -19,10 +19,12 @@ from roles.contracts import (
 from roles.result_text import as_lines
 
 POLL_S = 0.1
+# R2 writes the next moves with one more model call after the run has ended.
+NEXT_MOVES_WAIT_S = 20.0
 SUCCESS = {"accept", "success", "direct"}
 NO_LOSS = Loss(D=0, P=0, Omega=0, L=0)
 # A message's detail on its line: the first of these fields it has and fills.
-DETAIL_FIELDS = ("intent", "summary", "status", "question", "answer")
+DETAIL_FIELDS = ("intent", "summary", "status", "question", "answer", "accomplished")
 
 
 def describe(msg: BusMessage) -> str:
@@ -54,8 +56,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--yes", action="store_true", help="approve Law 1 prompts without asking"
         )
+        parser.add_argument(
+            "--next-moves-wait",
+            type=float,
+            default=NEXT_MOVES_WAIT_S,
+            metavar="S",
+            help="after an abandon, wait this long for R2's next moves "
+            f"(default {NEXT_MOVES_WAIT_S:g} s)",
+        )
 
-    def handle(self, *args, task, user, timeout, yes, **options):
+    def handle(self, *args, task, user, timeout, yes, next_moves_wait, **options):
+        if next_moves_wait < 0:
+            raise CommandError("--next-moves-wait must be 0 or more seconds.")
         owner = self.owner(user)
         try:
             text = clean_task_text(task)
@@ -66,7 +78,10 @@ class Command(BaseCommand):
         except runs.LimitReached as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"run {run.id}")
-        run = self.follow(run, owner, timeout, yes)
+        last = self.follow(run, owner, timeout, yes)
+        if run.expects_next_moves:
+            self.await_next_moves(run, owner, last, next_moves_wait)
+        run.refresh_from_db()
         self.report(run)
         directive = (run.final_result or {}).get("directive", "")
         sys.exit(0 if directive in SUCCESS else 1)
@@ -84,20 +99,45 @@ class Command(BaseCommand):
             )
         return found
 
-    def follow(self, run: Run, owner, timeout: float, yes: bool) -> Run:
+    def follow(self, run: Run, owner, timeout: float, yes: bool) -> int:
+        """Print the run's messages until it ends; return the last one's id."""
         last, deadline = 0, time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for msg in BusMessage.objects.filter(run=run, id__gt=last).order_by("id"):
-                last = msg.id
-                self.stdout.write(describe(msg))
-                self.respond(run, msg, owner, yes)
+            last = self.print_new(run, owner, yes, last)
             run.refresh_from_db()
             if run.is_terminal and not run.messages.filter(id__gt=last).exists():
-                return run
+                return last
             time.sleep(POLL_S)
         raise CommandError(
             f"The run did not finish within {timeout:.0f} s ({run.status})."
         )
+
+    def print_new(self, run: Run, owner, yes: bool, last: int) -> int:
+        for msg in BusMessage.objects.filter(run=run, id__gt=last).order_by("id"):
+            last = msg.id
+            self.stdout.write(describe(msg))
+            self.respond(run, msg, owner, yes)
+        return last
+
+    def await_next_moves(self, run: Run, owner, last: int, wait_s: float) -> None:
+        """Print R2's NextMoves, which follow an abandon's FinalResult, or say so.
+
+        R2 writes them after the run ended (one more model call), so they may
+        come a little later; the wait is bounded by ``--next-moves-wait``.
+        """
+        printed = run.messages.filter(type="NextMoves")
+        deadline = time.monotonic() + wait_s
+        while True:
+            last = self.print_new(run, owner, False, last)
+            if printed.filter(id__lte=last).exists():
+                return
+            if time.monotonic() >= deadline:
+                self.stdout.write(
+                    f"no next moves from R2 within {wait_s:g} s: the run page shows "
+                    "them when they come (--next-moves-wait S waits longer)"
+                )
+                return
+            time.sleep(POLL_S)
 
     def respond(self, run, msg, owner, yes):
         if msg.type == "ApprovalRequest":
