@@ -80,7 +80,7 @@ def test_a_new_token_is_shown_once_and_only_its_hash_is_kept(alice, user):
 
 
 def test_the_list_shows_name_prefix_created_and_last_used(alice, user):
-    row, secret = api_tokens.issue(user, "build server")
+    row, secret = api_tokens.create(user, "build server")
     cells = row_of(listing(alice), row)
     assert "build server" in cells
     assert f"artoo_{row.prefix}…" in cells
@@ -97,7 +97,7 @@ def test_the_list_shows_name_prefix_created_and_last_used(alice, user):
 
 
 def test_last_use_is_written_at_most_once_a_minute(user):
-    row, secret = api_tokens.issue(user, "poller")
+    row, secret = api_tokens.create(user, "poller")
     assert api_status(secret) == 200
     row.refresh_from_db()
     first = row.last_used_at
@@ -114,7 +114,7 @@ def test_last_use_is_written_at_most_once_a_minute(user):
 
 
 def test_revoke_stops_the_token_at_once_and_drops_it_from_the_list(alice, user):
-    row, secret = api_tokens.issue(user, "old laptop")
+    row, secret = api_tokens.create(user, "old laptop")
     assert api_status(secret) == 200
 
     response = alice.post(reverse("token-revoke", args=[row.id]), follow=True)
@@ -129,7 +129,7 @@ def test_revoke_stops_the_token_at_once_and_drops_it_from_the_list(alice, user):
 
 
 def test_revoke_is_a_post_with_csrf(user):
-    row, secret = api_tokens.issue(user, "guarded")
+    row, secret = api_tokens.create(user, "guarded")
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(user)
     url = reverse("token-revoke", args=[row.id])
@@ -140,7 +140,7 @@ def test_revoke_is_a_post_with_csrf(user):
 
 
 def test_a_user_sees_and_revokes_only_their_own_tokens(alice, other_user):
-    theirs, secret = api_tokens.issue(other_user, "bob's robot")
+    theirs, secret = api_tokens.create(other_user, "bob's robot")
 
     assert "bob&#x27;s robot" not in listing(alice)
     assert theirs.prefix not in listing(alice)
@@ -184,7 +184,7 @@ def test_a_name_that_is_not_utf8_is_refused(alice):
 
 
 def test_a_duplicate_name_is_refused_while_the_first_token_lives(alice, user):
-    row, _ = api_tokens.issue(user, "laptop")
+    row, _ = api_tokens.create(user, "laptop")
 
     response = create(alice, " laptop ")
 
@@ -199,7 +199,7 @@ def test_a_duplicate_name_is_refused_while_the_first_token_lives(alice, user):
 
 def test_a_user_holds_at_most_the_cap_of_live_tokens(alice, user, other_user):
     for n in range(api_tokens.MAX_LIVE):
-        api_tokens.issue(user, f"token {n}")
+        api_tokens.create(user, f"token {n}")
 
     response = create(alice, "one more")
 
