@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from tests.browser import test_dashboard_browser as dashboard
-from tests.browser.test_dashboard_browser import CHROMIUM, RUN_PAGE, USERS, WAIT_MS
+from tests.browser.test_dashboard_browser import RUN_PAGE, USERS, WAIT_MS
 
 # The dashboard tests' fixtures: Chromium, and a cluster of this module's own.
 browser = dashboard.browser
 cluster = dashboard.cluster
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.access(CHROMIUM, os.X_OK),
-        reason=f"{CHROMIUM} is absent: install Debian's chromium (make browser-deps)",
-    ),
-]
+pytestmark = dashboard.BROWSER_MARKS
 
 ROOT_PASSWORD = "root-pass-123"
 

@@ -25,7 +25,8 @@ ARGS = [
 USERS = {"alice": "alice-pass-123", "bob": "bob-pass-123"}
 WAIT_MS = 30_000
 
-pytestmark = [
+# Every browser test module takes these marks.
+BROWSER_MARKS = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.skipif(
@@ -33,6 +34,7 @@ pytestmark = [
         reason=f"{CHROMIUM} is absent: install Debian's chromium (make browser-deps)",
     ),
 ]
+pytestmark = BROWSER_MARKS
 
 CREATE_USERS = "; ".join(
     [

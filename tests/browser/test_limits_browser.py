@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from urllib.parse import urlparse
 
 import pytest
 
 from tests.browser import test_dashboard_browser as dashboard
-from tests.browser.test_dashboard_browser import CHROMIUM, CREATE_USERS
+from tests.browser.test_dashboard_browser import CREATE_USERS
 
 browser = dashboard.browser
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.access(CHROMIUM, os.X_OK),
-        reason=f"{CHROMIUM} is absent: install Debian's chromium (make browser-deps)",
-    ),
-]
+pytestmark = dashboard.BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")

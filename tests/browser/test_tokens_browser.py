@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -11,7 +10,6 @@ from tests.browser import test_dashboard_browser as dashboard
 from tests.browser.test_csp_browser import watched
 from tests.browser.test_dashboard_browser import (
     ARTIFACTS,
-    CHROMIUM,
     CREATE_USERS,
     USERS,
     WAIT_MS,
@@ -20,14 +18,7 @@ from tests.browser.test_dashboard_browser import (
 # Chromium as the dashboard tests start it.
 browser = dashboard.browser
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not os.access(CHROMIUM, os.X_OK),
-        reason=f"{CHROMIUM} is absent: install Debian's chromium (make browser-deps)",
-    ),
-]
+pytestmark = dashboard.BROWSER_MARKS
 
 SECRET = re.compile(r"artoo_[0-9a-f]{64}")
 
