@@ -263,4 +263,6 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": envstr("ARTOO_LOG_LEVEL", "INFO")},
+    # django-axes announces itself at INFO in every process, manage.py included.
+    "loggers": {"axes.apps": {"level": "WARNING"}},
 }
