@@ -16,6 +16,7 @@ and the reply model in ``roles.agent_validator_prompts``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -89,8 +90,13 @@ def validate(
     max_attempts: int = 2,
     infrastructure_error: str = "",
     today: date | None = None,
+    inherited: Sequence[str] = (),
 ) -> Validation:
-    """Judge one ExecutionResult against the subtask's criteria."""
+    """Judge one ExecutionResult against the subtask's criteria.
+
+    ``inherited`` are the tool calls of the matched subtasks whose outputs this
+    one was given: a claim built only on them is evidenced by them.
+    """
     if attempt < 1 or max_attempts < 1:
         raise ValueError(
             f"attempt and max_attempts must be ≥ 1 ({attempt}, {max_attempts})"
@@ -99,7 +105,9 @@ def validate(
     if infrastructure_error:
         judged = fail_all(criteria, f"infrastructure error: {infrastructure_error}")
     else:
-        judged = judge(subtask, result, criteria, model, Path(workspace), today)
+        judged = judge(
+            subtask, result, criteria, model, Path(workspace), today, inherited
+        )
     verdicts = [_promote(v, result) for v in judged.verdicts]
     gap = gap_point(attempt, verdicts)
     history = [*trajectory, gap]

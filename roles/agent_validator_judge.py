@@ -7,6 +7,7 @@ criterion on its own; the offline model passes them on the executor's status.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roles.agent_validator_prompts import (
@@ -49,8 +50,16 @@ def unsupported(result: ExecutionResult) -> str:
     return ""
 
 
-def judge(subtask, result, criteria, model, workspace, today) -> Judged:
-    """Return the verdict on each criterion: evidence rule, checks, model."""
+def judge(
+    subtask, result, criteria, model, workspace, today, inherited: Sequence[str] = ()
+) -> Judged:
+    """Return the verdict on each criterion: evidence rule, checks, model.
+
+    ``inherited`` (the tool calls of the matched earlier groups whose outputs the
+    executor was given) is evidence for this subtask's claims, judged as if its
+    own calls came after them.
+    """
+    result = result.model_copy(update={"tool_calls": [*inherited, *result.tool_calls]})
     known: dict[int, CriterionVerdict] = {}
     missing = unsupported(result) if result.status != "failed" else ""
     # The offline executor's output is its tool's output, never a claim.

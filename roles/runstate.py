@@ -136,6 +136,15 @@ class FanIn(BaseModel):
             if o.status == "matched" and o.output not in (None, "")
         )
 
+    def matched_evidence(self) -> list[str]:
+        """Return the tool evidence entries of matched outcomes, for later groups."""
+        return [
+            entry
+            for o in self.outcomes.values()
+            if o.status == "matched"
+            for entry in o.tool_calls
+        ]
+
 
 class RunState(BaseModel):
     """Everything a run remembers between messages (the Run row's ``state``)."""

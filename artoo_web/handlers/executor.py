@@ -77,7 +77,8 @@ def run_subtask(msg: BusMessage) -> str:
             run, "R3", "subtask_started", subtask_id=subtask.subtask_id, worker=worker()
         )
         prior = fan.matched_outputs() if fan is not None else ""
-        work = {"subtask": msg.payload, "prior": prior}
+        evidence = fan.matched_evidence() if fan is not None else []
+        work = {"subtask": msg.payload, "prior": prior, "evidence": evidence}
         return carry_on(run, msg.round, work, lambda: bus.delivering(msg))
     finally:
         fairshare.release(msg.id)
@@ -109,7 +110,7 @@ def carry_on(run: Run, round_: int, work: dict, committing, parked=None) -> str:
     """
     subtask = SubTask.model_validate(work["subtask"])
     try:
-        outcome = effect(run, round_, subtask, work["prior"], parked)
+        outcome = effect(run, round_, subtask, work, parked)
     except ToolPaused as paused:
         return park(run, round_, work, paused, committing)
     with committing() as fresh:
@@ -125,8 +126,11 @@ def carry_on(run: Run, round_: int, work: dict, committing, parked=None) -> str:
     return "delivered"
 
 
-def effect(run: Run, round_: int, subtask: SubTask, prior: str, parked=None):
+def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
     """Run R3 ⇄ R4a for one subtask and return its SubTaskOutcome.
+
+    ``work`` holds the outputs of earlier groups (``prior``) and their tool
+    evidence (``evidence``), which R4a counts as this subtask's inherited evidence.
 
     Raises ToolPaused, with everything needed to resume, when a call waits on
     the operator; ``parked`` is that state back, with the operator's answer.
@@ -147,7 +151,7 @@ def effect(run: Run, round_: int, subtask: SubTask, prior: str, parked=None):
             model=exec_model,
             toolbox=toolbox,
             correction=correction,
-            prior_outputs=prior,
+            prior_outputs=work["prior"],
             attempt=attempt,
             resume=state,
         )
@@ -160,6 +164,7 @@ def effect(run: Run, round_: int, subtask: SubTask, prior: str, parked=None):
             attempt=attempt,
             trajectory=trajectory,
             workspace=workspace,
+            inherited=work.get("evidence", []),
             infrastructure_error="cancelled" if cancelled() else "",
         )
 
@@ -263,6 +268,7 @@ def park(run: Run, round_: int, work: dict, paused: ToolPaused, committing) -> s
             parked={
                 "subtask": work["subtask"],
                 "prior": work["prior"],
+                "evidence": work.get("evidence", []),
                 **paused.state,
                 "pending": pending,
             },

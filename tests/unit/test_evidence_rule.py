@@ -209,3 +209,36 @@ def test_a_criterion_that_is_only_a_checks_name_is_left_out(tmp_path):
         c.criterion for c in COUNT.success_criteria
     ]
     assert validation.verdict == "matched"
+
+
+def inheriting(result: ExecutionResult, inherited: list[str], tmp_path):
+    return validate(
+        COUNT,
+        result,
+        model=OfflineModel(),
+        attempt=2,
+        trajectory=[],
+        workspace=tmp_path,
+        inherited=inherited,
+    )
+
+
+def test_a_claim_built_on_an_earlier_groups_evidence_passes(tmp_path):
+    # Sequence 2 reports what sequence 1's matched call showed, calling nothing.
+    earlier = [wc("[exit code 0]\n42 data.txt")]
+    validation = inheriting(result("42"), earlier, tmp_path)
+    assert validation.verdict == "matched"
+
+
+def test_a_number_the_earlier_evidence_does_not_show_still_fails(tmp_path):
+    earlier = [wc("[exit code 0]\n42 data.txt")]
+    validation = inheriting(result("636"), earlier, tmp_path)
+    assert validation.verdict == "failed"
+    assert "'636'" in validation.verdicts[0].evidence
+    assert "not evidence" in validation.verdicts[0].evidence
+
+
+def test_inherited_calls_that_all_failed_are_no_evidence(tmp_path):
+    refused = format_evidence("read_file", {"path": "/etc/x"}, "ERROR: outside")
+    validation = inheriting(result("42"), [refused], tmp_path)
+    assert all("no tool call succeeded" in v.evidence for v in validation.verdicts)

@@ -88,6 +88,13 @@ def test_only_matched_outputs_are_passed_to_later_groups():
     assert fan.matched_outputs() == "- a: 42 lines"
 
 
+def test_only_matched_evidence_is_inherited_by_later_groups():
+    fan = three_groups()
+    fan.record(outcome("a").model_copy(update={"tool_calls": ["shell: {} → 42"]}))
+    fan.record(outcome("b", "failed").model_copy(update={"tool_calls": ["x"]}))
+    assert fan.matched_evidence() == ["shell: {} → 42"]
+
+
 def test_an_empty_plan_has_nothing_to_release():
     fan = FanIn.for_plan(2, [], NOW)
     assert fan.released == 0 and fan.is_complete()
