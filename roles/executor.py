@@ -229,6 +229,9 @@ Rules:
 tool output. The shell result starts with "[exit code N]".
 - Every call is recorded as evidence. The validator checks each success \
 criterion against the tool outputs, not against your claims.
+- Let tools compute: count, sum, find and measure with a command that prints \
+the result (wc -l, grep -c, awk, find, du), then report the number it printed; \
+never count or add up by reading a file yourself.
 - Do not repeat a call with identical arguments: a repeat is blocked once, a \
 second repeat fails the attempt.
 - Destructive calls (deleting, overwriting) wait for the operator's approval. \
