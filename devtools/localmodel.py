@@ -119,6 +119,10 @@ class LocalModel:
             # A round of a 1.5B model on 2 cores takes minutes, not seconds.
             "ARTOO_TIME_BUDGET_S": os.environ.get("ARTOO_TIME_BUDGET_S", TIME_BUDGET_S),
             "ARTOO_RUN_DEADLINE_S": os.environ.get("ARTOO_RUN_DEADLINE_S", "3600"),
+            # Greedy decoding: a small model's JSON and plans are steadier, and a
+            # run can be repeated.
+            "ARTOO_LLM_TEMPERATURE": os.environ.get("ARTOO_LLM_TEMPERATURE", "0"),
+            "ARTOO_LLM_SEED": os.environ.get("ARTOO_LLM_SEED", "42"),
         }
 
     def stop(self) -> None:

@@ -203,6 +203,10 @@ class LLMClient:
             options["tools"] = [t.as_openai() for t in tools]
         if window:
             options["max_tokens"] = budget.reply_limit(window, self.role)
+        if self.settings.temperature is not None:
+            options["temperature"] = self.settings.temperature
+        if self.settings.seed is not None:
+            options["seed"] = self.settings.seed
         wanted = None
         if self.settings.json_mode and (schema is not None or json_mode):
             wanted = "json_schema" if schema is not None else "json_object"

@@ -11,7 +11,8 @@ Tuning: ``ARTOO_LLM_TIMEOUT_S`` (read timeout, default 120), ``ARTOO_LLM_RETRIES
 backoff, default 0.5), ``ARTOO_LLM_JSON_MODE`` (``on``/``off``, default on),
 ``ARTOO_TOOL_PROTOCOL`` (``auto``, default: discovered per endpoint;
 ``native``/``schema``/``json`` force one), ``ARTOO_CONTEXT_TOKENS`` (the context
-window; default: asked of the endpoint) and ``ARTOO_PRICES`` (JSON,
+window; default: asked of the endpoint), ``ARTOO_LLM_TEMPERATURE`` (0–2) and
+``ARTOO_LLM_SEED`` (sampling; default: the endpoint's own) and ``ARTOO_PRICES`` (JSON,
 ``{"model": {"input": usd_per_million, "output": usd_per_million}}``).
 """
 
@@ -113,6 +114,9 @@ class LLMSettings:
     # The endpoint's context window in tokens; 0: ask the endpoint (llama.cpp's
     # /props), else send unbudgeted.
     context_tokens: int = 0
+    # Sampling sent with every request; None leaves the endpoint's default.
+    temperature: float | None = None
+    seed: int | None = None
 
 
 def tier_of(role: str) -> str:
@@ -196,7 +200,21 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         context_tokens=int(
             _number(env, "ARTOO_CONTEXT_TOKENS", 0, minimum=0, integer=True)
         ),
+        temperature=_optional(env, "ARTOO_LLM_TEMPERATURE", maximum=2.0),
+        seed=_optional(env, "ARTOO_LLM_SEED", integer=True),
     )
+
+
+def _optional(
+    env: Mapping[str, str], name: str, *, maximum: float = math.inf, integer=False
+) -> float | int | None:
+    """Return the non-negative number ``name`` holds, or None when it is unset."""
+    if not _value(env, name):
+        return None
+    value = _number(env, name, 0, minimum=0, integer=integer)
+    if value > maximum:
+        raise LLMConfigError(f"{name} must be at most {maximum}, got {value!r}")
+    return int(value) if integer else value
 
 
 def _value(env: Mapping[str, str], name: str) -> str:

@@ -112,6 +112,10 @@ def test_unknown_role_is_rejected():
         ("ARTOO_PRICES", '{"m": {"input": 1}}', "ARTOO_PRICES['m'] must be"),
         ("ARTOO_PRICES", '{"m": {"input": -1, "output": 2}}', "non-negative"),
         ("ARTOO_PRICES", '{"m": {"input": "1", "output": 2}}', "non-negative"),
+        ("ARTOO_LLM_TEMPERATURE", "hot", "ARTOO_LLM_TEMPERATURE must be a number"),
+        ("ARTOO_LLM_TEMPERATURE", "-0.1", "ARTOO_LLM_TEMPERATURE must be at least"),
+        ("ARTOO_LLM_TEMPERATURE", "2.5", "ARTOO_LLM_TEMPERATURE must be at most"),
+        ("ARTOO_LLM_SEED", "1.5", "ARTOO_LLM_SEED must be an integer"),
     ],
 )
 def test_malformed_settings_raise_a_clear_error(key, value, fragment):
@@ -127,6 +131,7 @@ def test_settings_default_to_documented_values():
     assert settings.json_mode is True
     assert settings.tool_protocol == "auto"
     assert settings.context_tokens == 0
+    assert settings.temperature is None and settings.seed is None
 
 
 def test_price_table_computes_cost_per_million_tokens():

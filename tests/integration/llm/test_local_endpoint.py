@@ -85,6 +85,19 @@ def test_the_window_can_be_set_where_the_endpoint_does_not_say():
         assert server.requests[0].body["max_tokens"] == 512
 
 
+def test_sampling_is_sent_only_when_set(llm_server):
+    llm_server.default_reply("ok", role="R5")
+    message = [{"role": "user", "content": "hi"}]
+    with client_for("R5", llm_server.env()) as llm:
+        llm.complete_text(message)
+    env = llm_server.env(ARTOO_LLM_TEMPERATURE="0", ARTOO_LLM_SEED="42")
+    with client_for("R5", env) as llm:
+        llm.complete_text(message)
+    default, greedy = llm_server.requests
+    assert "temperature" not in default.body and "seed" not in default.body
+    assert greedy.body["temperature"] == 0 and greedy.body["seed"] == 42
+
+
 def test_without_a_window_nothing_is_cut(llm_server):
     llm_server.default_reply("ok", role="R5")
     message = {"role": "user", "content": "x" * 50_000}
