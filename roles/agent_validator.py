@@ -91,11 +91,13 @@ def validate(
     infrastructure_error: str = "",
     today: date | None = None,
     inherited: Sequence[str] = (),
+    request: str = "",
 ) -> Validation:
     """Judge one ExecutionResult against the subtask's criteria.
 
     ``inherited`` are the tool calls of the matched subtasks whose outputs this
-    one was given: a claim built only on them is evidenced by them.
+    one was given: a claim built only on them is evidenced by them. ``request``
+    is the user's request (a total it asks for must be computed by a tool).
     """
     if attempt < 1 or max_attempts < 1:
         raise ValueError(
@@ -106,7 +108,7 @@ def validate(
         judged = fail_all(criteria, f"infrastructure error: {infrastructure_error}")
     else:
         judged = judge(
-            subtask, result, criteria, model, Path(workspace), today, inherited
+            subtask, result, criteria, model, Path(workspace), today, inherited, request
         )
     verdicts = [_promote(v, result) for v in judged.verdicts]
     gap = gap_point(attempt, verdicts)

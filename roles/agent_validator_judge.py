@@ -15,7 +15,15 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.checks import evaluate_check, evidence_text, output_text, unshown_facts
+from roles.aggregate import asks_for_aggregate, computed, is_number
+from roles.checks import (
+    FACT,
+    appears,
+    evaluate_check,
+    evidence_text,
+    output_text,
+    unshown_facts,
+)
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.evidence import parse_evidence
 from roles.llm import LLMError, LLMOutputError, Usage
@@ -51,20 +59,30 @@ def unsupported(result: ExecutionResult) -> str:
 
 
 def judge(
-    subtask, result, criteria, model, workspace, today, inherited: Sequence[str] = ()
+    subtask,
+    result,
+    criteria,
+    model,
+    workspace,
+    today,
+    inherited: Sequence[str] = (),
+    request: str = "",
 ) -> Judged:
     """Return the verdict on each criterion: evidence rule, checks, model.
 
     ``inherited`` (the tool calls of the matched earlier groups whose outputs the
     executor was given) is evidence for this subtask's claims, judged as if its
-    own calls came after them.
+    own calls came after them. ``request`` is the user's: when it asks for a
+    total, a claimed number must be one a tool computed (``roles.aggregate``).
     """
     result = result.model_copy(update={"tool_calls": [*inherited, *result.tool_calls]})
     known: dict[int, CriterionVerdict] = {}
     missing = unsupported(result) if result.status != "failed" else ""
     # The offline executor's output is its tool's output, never a claim.
     offline = isinstance(model, OfflineModel)
-    invented = invented_facts(subtask, result) if not (missing or offline) else ""
+    invented = ""
+    if not (missing or offline):
+        invented = invented_facts(subtask, result, request)
     for index, criterion in enumerate(criteria):
         if missing and criterion.mode == "verifiable":
             verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}")
@@ -92,18 +110,32 @@ def judge(
     return Judged(_ordered(known))
 
 
-def invented_facts(subtask, result: ExecutionResult) -> str:
+def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     """Return why the claim is not evidence when it states numbers or paths that
-    no tool call showed, else ""."""
+    no tool call showed (or, for a total, no tool computed), else ""."""
     if result.status == "failed":
         return ""
-    known = f"{subtask.intent}\n{subtask.context}"
+    known = f"{subtask.intent}\n{subtask.context}\n{request}"
     facts = unshown_facts(result, known)
-    if not facts:
+    if facts:
+        named = ", ".join(repr(f) for f in facts[:5])
+        shown = "which no tool output shows"
+        return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
+    if not asks_for_aggregate(request, subtask.intent, subtask.context):
         return ""
-    named = ", ".join(repr(f) for f in facts[:5])
+    claim = output_text(result.output)
+    read = [
+        f
+        for f in dict.fromkeys(FACT.findall(claim))
+        if is_number(f) and not appears(f, known) and not computed(f, result.tool_calls)
+    ]
+    if not read:
+        return ""
+    named = ", ".join(repr(f) for f in read[:5])
     return (
-        f"the claimed output states {named}, which no tool output shows; {NO_EVIDENCE}"
+        f"the claimed output states {named} as a total or count, but no tool computed "
+        "it: a value read among others from a file or listing is data, not the "
+        f"answer; run a command that prints it (wc -l, grep -c, awk); {NO_EVIDENCE}"
     )
 
 

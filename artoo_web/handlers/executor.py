@@ -165,6 +165,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
             trajectory=trajectory,
             workspace=workspace,
             inherited=work.get("evidence", []),
+            request=run.raw_input,
             infrastructure_error="cancelled" if cancelled() else "",
         )
 

@@ -1,0 +1,54 @@
+"""A total is computed, not read: the evidence rule for counts, sums and averages.
+
+Asked for a total over a data file, a small model often copies one value of the
+file, and that value is in a tool output (the file it read), so the plain
+evidence rule passes it. When the request or the subtask asks for an aggregate,
+a number in the claim counts as shown only where a tool computed it: as the last
+number of a tool's output (``137 data.txt``, ``Total: 44025``, the ``total`` line
+of ``wc -l a b``), or where the request or subtask itself states it. A value
+that a file read or a listing shows among others is data, not the answer. (A
+read whose last value happens to be the claimed number still passes: the rule
+narrows what counts as shown, it cannot prove a total.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from roles.evidence import parse_evidence, split_exit_code
+
+AGGREGATE = re.compile(
+    r"\b(how many|total|sum|count|number of|average|mean)\b", re.IGNORECASE
+)
+# A number standing on its own: not a digit run inside a path, a name or a date.
+NUMBER = re.compile(r"(?<![\w./:-])\d+(?:\.\d+)?(?![\w/-]|\.\d)")
+
+
+def asks_for_aggregate(*texts: str) -> bool:
+    """Return True when any of ``texts`` asks for a count, a total or an average."""
+    return any(AGGREGATE.search(text or "") for text in texts)
+
+
+def is_number(fact: str) -> bool:
+    """Return True when ``fact`` (one of the claim's facts) is a plain number."""
+    return NUMBER.fullmatch(fact) is not None
+
+
+def computed(value: str, entries: Iterable[str]) -> bool:
+    """Return True when some tool output's last number is ``value``."""
+    for entry in entries:
+        call = parse_evidence(entry)
+        if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
+            continue
+        numbers = NUMBER.findall(split_exit_code(call.output)[1])
+        if numbers and _same(numbers[-1], value):
+            return True
+    return False
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b

@@ -1,0 +1,77 @@
+"""A total is computed, not read: a value copied from the data is not the answer."""
+
+import pytest
+
+from roles.agent_validator_judge import invented_facts
+from roles.aggregate import NUMBER, asks_for_aggregate, computed
+from roles.contracts import ExecutionResult, SubTask
+from roles.evidence import format_evidence
+
+SALES = "region,product,units,amount\nwest,chair,8,770\nsouth,chair,6,1144\neast,rug,2,310\n"
+READ = format_evidence("read_file", {"path": "/srv/sales.csv"}, SALES)
+AWK = format_evidence(
+    "shell",
+    {"command": "awk -F, 'NR>1{s+=$4} END{print s}' sales.csv"},
+    "[exit code 0]\n2224",
+)
+
+
+def judged(intent: str, claim: str, *calls: str, request: str = "") -> str:
+    """Return why R4a's evidence rule rejects the claim, or "" when it holds."""
+    subtask = SubTask(subtask_id="s1", parent_task_id="t1", intent=intent)
+    result = ExecutionResult(
+        subtask_id="s1", status="completed", output=claim, tool_calls=list(calls)
+    )
+    return invented_facts(subtask, result, request)
+
+
+def test_a_total_copied_from_one_row_of_the_data_fails():
+    reason = judged("Sum the amount column of sales.csv", "1144", READ)
+    assert "'1144' as a total or count, but no tool computed it" in reason
+
+
+def test_the_request_makes_a_subtask_an_aggregate_one():
+    request = "What is the total of the amount column in /srv/sales.csv?"
+    assert judged("Extract the amount column", "1144", READ, request=request)
+
+
+def test_a_total_a_command_printed_passes():
+    assert judged("Sum the amount column of sales.csv", "2224", READ, AWK) == ""
+
+
+def test_a_value_looked_up_in_the_data_passes_when_no_total_is_asked():
+    assert judged("Read the amount of the south chair sale", "1144", READ) == ""
+
+
+def test_the_total_line_of_a_multi_file_count_passes_but_one_files_count_not():
+    wc = format_evidence(
+        "shell",
+        {"command": "wc -l a.log b.log"},
+        "[exit code 0]\n 10 a.log\n 25 b.log\n 35 total",
+    )
+    assert judged("count the lines of the logs", "35", wc) == ""
+    assert "'25'" in judged("count the lines of the logs", "25", wc)
+
+
+def test_a_number_the_request_states_is_known():
+    request = "How many of the 3 files are empty?"
+    assert judged("count the empty files", "3", READ, request=request) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("137 /var/tmp/tasks/20261125-201031/data.txt", ["137"]),
+        ("Total: 44025.5", ["44025.5"]),
+        ("file-0024.txt part01 v2 3.11.2", []),
+    ],
+)
+def test_numbers_are_standalone_values_not_digits_in_names(text, numbers):
+    assert NUMBER.findall(text) == numbers
+
+
+def test_failed_calls_compute_nothing_and_questions_are_recognised():
+    refused = format_evidence("shell", {"command": "x"}, "ERROR: 42")
+    assert not computed("42", [refused])
+    assert asks_for_aggregate("How many lines does it have?")
+    assert not asks_for_aggregate("Read settings.ini and tell me the port")
