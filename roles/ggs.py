@@ -48,6 +48,7 @@ from roles.loss import (
     GGSConfig,
     distance,
     implausibility,
+    merge_rejected,
     resource_cost,
     rounded,
     total_loss,
@@ -236,6 +237,9 @@ def _decide(
     grad = _gradient(loss, state)
     worsening = state.worsening_count + 1 if grad >= config.epsilon else 0
     directive = select_directive(grad, d, p, omega, config)
+    if directive == "success" and merge_rejected(outcomes, verdicts):
+        # A rejected merge is acted on as a wide gap, never delivered as success.
+        directive = select_directive(grad, 1.0, p, omega, config)
     cause = "budget" if directive == "abandon" else ""
     if directive not in TERMINAL:
         if worsening >= config.law2_kill:

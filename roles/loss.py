@@ -93,6 +93,20 @@ def distance(
     return rounded(failed / total) if total else 1.0
 
 
+def merge_rejected(
+    outcomes: Iterable[SubTaskOutcome], task_verdicts: Iterable[CriterionVerdict]
+) -> bool:
+    """Return True when R4b sent a round back for its merged result itself.
+
+    That is a failed task criterion, or a replan with every subtask matched. D
+    may still be small (many criteria passed), but the answer is wrong by the
+    task's own definition, so δ's "good enough" never applies to it.
+    """
+    if any(v.verdict != "pass" for v in task_verdicts):
+        return True
+    return not any(o.status == "failed" for o in outcomes)
+
+
 def _modes(outcome: SubTaskOutcome) -> dict[str, str]:
     criteria = (normalise_criterion(c) for c in outcome.success_criteria)
     return {c.criterion: c.mode for c in criteria}

@@ -497,3 +497,25 @@ def test_state_from_bad_data_names_the_field():
         GGSState.from_dict({"replans": -1})
     with pytest.raises(ValidationError, match="prev_directive"):
         GGSState.from_dict({"prev_directive": "dance"})
+
+
+def test_a_rejected_merge_is_never_success_however_small_the_gap():
+    passed = [verdict("pass", criterion=c) for c in "abc"]
+    matched = outcome(status="matched", verdicts=passed)
+    rejection = verdict("fail", "logical", "the total is not 1144")
+
+    out = step(GGSState(), replan(matched, task_criteria_verdicts=[rejection])).output
+
+    assert out.loss.D == 0.25
+    assert isinstance(out, PlanDirective)
+    assert out.directive == "break_symmetry"
+
+
+def test_a_rejection_of_matched_subtasks_is_never_success_either():
+    passed = [verdict("pass", criterion=c) for c in "abc"]
+    message = replan(outcome(status="matched", verdicts=passed), gap_summary="no")
+
+    out = step(GGSState(), message).output
+
+    assert out.loss.D == 0.25
+    assert isinstance(out, PlanDirective)

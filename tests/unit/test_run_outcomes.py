@@ -93,7 +93,11 @@ def test_an_abandon_reports_the_run_s_completed_work_with_its_outputs():
 def test_a_success_delivers_the_outputs_of_earlier_rounds_too():
     last_round = ReplanRequest(
         task_id="t",
-        outcomes=[TWO, *[outcome(f"m{n}", f"step {n}", "matched") for n in range(3)]],
+        outcomes=[
+            TWO,
+            *[outcome(f"m{n}", f"step {n}", "matched") for n in range(3)],
+            MISSING,
+        ],
     )
     earlier = [ONE, *last_round.outcomes]
 
