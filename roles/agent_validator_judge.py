@@ -7,6 +7,7 @@ criterion on its own; the offline model passes them on the executor's status.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.aggregate import asks_for_aggregate, computed, is_number
+from roles.aggregate import asks_for_aggregate, computed, is_number, states_a_result
 from roles.checks import (
     FACT,
     appears,
@@ -25,12 +26,14 @@ from roles.checks import (
     unshown_facts,
 )
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
-from roles.evidence import parse_evidence
+from roles.evidence import only_echoes, parse_evidence
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.tools import head_tail
 
 NO_EVIDENCE = "the executor's claimed output is not evidence"
+# A request that asks for echo or printf makes their output the work itself.
+ECHO_ASKED = re.compile(r"\b(echo|printf)\b", re.IGNORECASE)
 QUOTE = 300
 
 
@@ -75,18 +78,25 @@ def judge(
     own calls came after them. ``request`` is the user's: when it asks for a
     total, a claimed number must be one a tool computed (``roles.aggregate``).
     """
-    result = result.model_copy(update={"tool_calls": [*inherited, *result.tool_calls]})
-    known: dict[int, CriterionVerdict] = {}
-    missing = unsupported(result) if result.status != "failed" else ""
     # The offline executor's output is its tool's output, never a claim.
     offline = isinstance(model, OfflineModel)
+    asked = f"{request}\n{subtask.intent}\n{subtask.context}"
+    own = result.tool_calls
+    if not (offline or ECHO_ASKED.search(asked)):
+        own = [call for call in own if not only_echoes(call)]
+    echoed = len(own) < len(result.tool_calls)
+    result = result.model_copy(update={"tool_calls": [*inherited, *own]})
+    known: dict[int, CriterionVerdict] = {}
+    missing = unsupported(result) if result.status != "failed" else ""
+    if missing == "no tool was called" and echoed:
+        missing = "only echo or printf of the claim itself was run"
     invented = ""
     if not (missing or offline):
         invented = invented_facts(subtask, result, request)
     for index, criterion in enumerate(criteria):
         if missing and criterion.mode == "verifiable":
             verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}")
-            if missing == "no tool was called":
+            if missing != "no tool call succeeded":
                 verdict.failure_class = "environmental"
             known[index] = verdict
         elif invented and criterion.mode == "verifiable":
@@ -121,9 +131,10 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
         named = ", ".join(repr(f) for f in facts[:5])
         shown = "which no tool output shows"
         return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
-    if not asks_for_aggregate(request, subtask.intent, subtask.context):
-        return ""
     claim = output_text(result.output)
+    aggregate = asks_for_aggregate(request, subtask.intent, subtask.context)
+    if not (aggregate and states_a_result(claim)):
+        return ""
     read = [
         f
         for f in dict.fromkeys(FACT.findall(claim))

@@ -6,7 +6,9 @@ evidence rule passes it. When the request or the subtask asks for an aggregate,
 a number in the claim counts as shown only where a tool computed it: as the last
 number of a tool's output (``137 data.txt``, ``Total: 44025``, the ``total`` line
 of ``wc -l a b``), or where the request or subtask itself states it. A value
-that a file read or a listing shows among others is data, not the answer. (A
+that a file read or a listing shows among others is data, not the answer. A
+claim that lists more than ``RESULT_NUMBERS`` numbers reports data (a file's
+rows, a column) rather than a total, and is judged by the plain rule. (A
 read whose last value happens to be the claimed number still passes: the rule
 narrows what counts as shown, it cannot prove a total.)
 """
@@ -21,6 +23,7 @@ from roles.evidence import parse_evidence, split_exit_code
 AGGREGATE = re.compile(
     r"\b(how many|total|sum|count|number of|average|mean)\b", re.IGNORECASE
 )
+RESULT_NUMBERS = 3
 # A number standing on its own: not a digit run inside a path, a name or a date.
 NUMBER = re.compile(r"(?<![\w./:-])\d+(?:\.\d+)?(?![\w/-]|\.\d)")
 
@@ -33,6 +36,11 @@ def asks_for_aggregate(*texts: str) -> bool:
 def is_number(fact: str) -> bool:
     """Return True when ``fact`` (one of the claim's facts) is a plain number."""
     return NUMBER.fullmatch(fact) is not None
+
+
+def states_a_result(claim: str) -> bool:
+    """Return True when the claim states a few numbers (a result), not a listing."""
+    return 0 < len(set(NUMBER.findall(claim))) <= RESULT_NUMBERS
 
 
 def computed(value: str, entries: Iterable[str]) -> bool:

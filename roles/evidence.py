@@ -34,6 +34,7 @@ TARGET_LIMIT = 120
 EXIT_LINE = re.compile(r"^\[exit code (-?\d+)\]\n?")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_ECHO = re.compile(r"^\s*(?:echo|printf)\b[^$`|<>;&()\n\\]*$")
 _DECODER = json.JSONDecoder()
 # Why a call counts as failed when only its output head is known: these are the
 # markers our tools and shells print on failure (R4a's environmental regex plus
@@ -101,6 +102,19 @@ def first_target(args: dict[str, Any], limit: int | None = None) -> str:
                 return value[:limit] + "…"
             return value
     return ""
+
+
+def only_echoes(entry: object) -> bool:
+    """Return True when the entry is a shell call that printed literal text only.
+
+    ``echo 1144`` shows nothing but the words the model gave it: no expansion,
+    substitution, pipe or redirection, so its output is the claim, not evidence.
+    """
+    call = parse_evidence(entry)
+    if call is None or call.tool != "shell":
+        return False
+    command = call.args.get("command")
+    return isinstance(command, str) and _ECHO.match(command) is not None
 
 
 def is_failed_call(call: ToolCall) -> bool:

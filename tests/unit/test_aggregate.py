@@ -7,7 +7,10 @@ from roles.aggregate import NUMBER, asks_for_aggregate, computed
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 
-SALES = "region,product,units,amount\nwest,chair,8,770\nsouth,chair,6,1144\neast,rug,2,310\n"
+SALES = (
+    "region,product,units,amount\n"
+    "west,chair,8,770\nsouth,chair,6,1144\neast,rug,2,310\n"
+)
 READ = format_evidence("read_file", {"path": "/srv/sales.csv"}, SALES)
 AWK = format_evidence(
     "shell",
@@ -75,3 +78,8 @@ def test_failed_calls_compute_nothing_and_questions_are_recognised():
     assert not computed("42", [refused])
     assert asks_for_aggregate("How many lines does it have?")
     assert not asks_for_aggregate("Read settings.ini and tell me the port")
+
+
+def test_a_claim_that_reports_the_data_itself_is_not_read_as_a_total():
+    request = "What is the total of the amount column in /srv/sales.csv?"
+    assert judged("Read sales.csv", SALES, READ, request=request) == ""

@@ -242,3 +242,46 @@ def test_inherited_calls_that_all_failed_are_no_evidence(tmp_path):
     refused = format_evidence("read_file", {"path": "/etc/x"}, "ERROR: outside")
     validation = inheriting(result("42"), [refused], tmp_path)
     assert all("no tool call succeeded" in v.evidence for v in validation.verdicts)
+
+
+def echo(text: str) -> str:
+    return format_evidence(
+        "shell", {"command": f"echo {text}"}, f"[exit code 0]\n{text}"
+    )
+
+
+def llm_judged(claim: str, *calls: str, request: str = ""):
+    from roles.agent_validator_judge import judge
+
+    criteria = [Criterion(criterion="a count", check={"type": "exit_code", "value": 0})]
+    outcome = ExecutionResult(
+        subtask_id="s1", status="completed", output=claim, tool_calls=list(calls)
+    )
+    return judge(COUNT, outcome, criteria, object(), "/tmp", None, (), request)
+
+
+def test_echoing_the_claim_is_not_evidence():
+    judged = llm_judged("42", echo("42"))
+    assert (
+        "only echo or printf of the claim itself was run" in judged.verdicts[0].evidence
+    )
+    assert judged.verdicts[0].verdict == "fail"
+
+
+def test_an_echo_beside_a_real_call_leaves_the_real_evidence():
+    judged = llm_judged("42", wc("[exit code 0]\n42 data.txt"), echo("42"))
+    assert judged.verdicts[0].verdict == "pass"
+
+
+def test_an_echo_the_request_asks_for_is_the_work_itself():
+    judged = llm_judged("hello", echo("hello"), request="run echo hello")
+    assert judged.verdicts[0].verdict == "pass"
+
+
+def test_an_echo_into_a_file_or_of_a_variable_is_a_real_command():
+    from roles.evidence import only_echoes
+
+    assert only_echoes(echo("42"))
+    for command in ("echo 42 > out.txt", "echo $HOME", "printf '%s' `date`"):
+        entry = format_evidence("shell", {"command": command}, "[exit code 0]\n")
+        assert not only_echoes(entry), command
