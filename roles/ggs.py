@@ -47,6 +47,7 @@ from roles.ggs_summary import abandon_reason, accept_summary, terminal_report
 from roles.loss import (
     GGSConfig,
     distance,
+    hard_failure,
     implausibility,
     merge_rejected,
     resource_cost,
@@ -237,8 +238,11 @@ def _decide(
     grad = _gradient(loss, state)
     worsening = state.worsening_count + 1 if grad >= config.epsilon else 0
     directive = select_directive(grad, d, p, omega, config)
-    if directive == "success" and merge_rejected(outcomes, verdicts):
-        # A rejected merge is acted on as a wide gap, never delivered as success.
+    if directive == "success" and (
+        merge_rejected(outcomes, verdicts) or hard_failure(outcomes)
+    ):
+        # A rejected merge or a failed fact is acted on as a wide gap, never
+        # delivered as success.
         directive = select_directive(grad, 1.0, p, omega, config)
     cause = "budget" if directive == "abandon" else ""
     if directive not in TERMINAL:

@@ -107,6 +107,26 @@ def merge_rejected(
     return not any(o.status == "failed" for o in outcomes)
 
 
+def hard_failure(outcomes: Iterable[SubTaskOutcome]) -> bool:
+    """Return True when a subtask failed on a fact, not on a judgement.
+
+    That is a failed verifiable criterion, or a failure no failing verdict
+    explains (the executor gave up or reported failure). δ's "good enough"
+    tolerates plausible shortfalls only: a fact that does not hold, or work that
+    was not done, is never delivered as success.
+    """
+    for outcome in outcomes:
+        if outcome.status != "failed":
+            continue
+        modes = _modes(outcome)
+        failing = [v for v in outcome.criteria_verdicts if v.verdict != "pass"]
+        if not failing or any(
+            modes.get(v.criterion, v.mode) == "verifiable" for v in failing
+        ):
+            return True
+    return False
+
+
 def _modes(outcome: SubTaskOutcome) -> dict[str, str]:
     criteria = (normalise_criterion(c) for c in outcome.success_criteria)
     return {c.criterion: c.mode for c in criteria}

@@ -434,7 +434,7 @@ COMMANDS = itertools.count(1)
 def look_then_complete(request):
     """R3 that runs one shell command (its evidence), then reports completion."""
     if not any(m.get("role") == "tool" for m in request.messages):
-        command = f"echo done {next(COMMANDS)}"
+        command = f"echo done $(({next(COMMANDS)}))"  # computed, not an echo
         return Step(tool_calls=(ToolCallSpec("shell", {"command": command}),))
     return json.dumps({"status": "completed", "output": "done"})
 

@@ -37,8 +37,8 @@ def replan(*outcomes, elapsed_ms=0, **extra):
     )
 
 
-def failed_with(klass, fails=1, passes=0):
-    verdicts = [verdict("fail", klass, f"f{i}") for i in range(fails)]
+def failed_with(klass, fails=1, passes=0, mode="verifiable"):
+    verdicts = [verdict("fail", klass, f"f{i}", mode) for i in range(fails)]
     verdicts += [verdict("pass", None, f"p{i}") for i in range(passes)]
     return outcome(verdicts=verdicts)
 
@@ -141,9 +141,11 @@ GRAD_OFFSET = {"improving": 0.2, "plateau": 0.0, "worsening": -0.2}
 @pytest.mark.parametrize(("cell", "grad", "d", "p", "omega", "expected"), CELLS)
 def test_every_cell_of_the_decision_table(cell, grad, d, p, omega, expected):
     klass = "logical" if p == "logic" else "environmental"
+    mode = "plausible" if d == "low" else "verifiable"
     # D = 1/4 = 0.25 ≤ δ or 1/1 > δ; Ω = 0.2 < θ or 0.6 + 0.32 ≥ θ.
     message = replan(
-        failed_with(klass, passes=3 if d == "low" else 0),
+        # A low D is a plausible shortfall: a failed fact is never success.
+        failed_with(klass, passes=3 if d == "low" else 0, mode=mode),
         elapsed_ms=240_000 if omega == "high" else 0,
     )
     replans = 2 if omega == "high" else 0
@@ -211,7 +213,9 @@ def test_human_wait_longer_than_elapsed_counts_as_no_time():
 
 @pytest.mark.parametrize(("fails", "total"), [(3, 10), (6, 20)])
 def test_distance_exactly_at_delta_is_success(fails, total):
-    message = replan(failed_with("environmental", fails=fails, passes=total - fails))
+    message = replan(
+        failed_with("environmental", fails, total - fails, mode="plausible")
+    )
 
     out = step(GGSState(), message).output
 
@@ -518,4 +522,23 @@ def test_a_rejection_of_matched_subtasks_is_never_success_either():
     out = step(GGSState(), message).output
 
     assert out.loss.D == 0.25
+    assert isinstance(out, PlanDirective)
+
+
+def test_a_failed_fact_is_never_success_however_small_the_gap():
+    message = replan(failed_with("environmental", fails=1, passes=3))
+
+    out = step(GGSState(), message).output
+
+    assert out.loss.D == 0.25
+    assert out.directive == "change_path"
+
+
+def test_a_subtask_that_gave_up_with_every_check_passing_is_no_success():
+    # The executor ran out of turns; the checks it had passed say nothing of it.
+    gave_up = outcome(verdicts=[verdict("pass", criterion="a")])
+    others = [outcome(f"m{n}", "matched") for n in range(3)]
+
+    out = step(GGSState(), replan(gave_up, *others)).output
+
     assert isinstance(out, PlanDirective)

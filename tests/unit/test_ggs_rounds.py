@@ -24,14 +24,14 @@ def missing(command):
     return shell(command, f"[exit code 2]\n{command}: No such file or directory")
 
 
-def failed(sid, klass="environmental", calls=(), **extra):
+def failed(sid, klass="environmental", calls=(), mode="verifiable", **extra):
     return SubTaskOutcome(
         subtask_id=sid,
         parent_task_id="t",
         status="failed",
         criteria_verdicts=[
             CriterionVerdict(
-                criterion=f"{sid} works", verdict="fail", failure_class=klass
+                criterion=f"{sid} works", verdict="fail", failure_class=klass, mode=mode
             )
         ],
         tool_calls=list(calls),
@@ -93,7 +93,9 @@ def test_an_improving_round_resets_the_worsening_count():
 
 def test_law2_never_replaces_success():
     state = GGSState(l_prev=0.0, worsening_count=1)
-    message = replan(failed("a"), *[matched(str(n)) for n in range(4)])
+    message = replan(
+        failed("a", mode="plausible"), *[matched(str(n)) for n in range(4)]
+    )
 
     out = step(state, message).output
 
@@ -114,7 +116,9 @@ def test_r4b_abandon_recommendation_abandons():
 
 def test_r4b_abandon_recommendation_never_replaces_success():
     message = replan(
-        failed("a"), *[matched(str(n)) for n in range(4)], recommendation="abandon"
+        failed("a", mode="plausible"),
+        *[matched(str(n)) for n in range(4)],
+        recommendation="abandon",
     )
 
     assert step(GGSState(), message).output.directive == "success"
@@ -263,7 +267,7 @@ def test_unparsable_evidence_blocks_nothing():
 
 def test_success_lists_completed_and_failed_subtasks_and_delivers_outputs():
     message = replan(
-        failed("a", intent="fetch the mirror"),
+        failed("a", mode="plausible", intent="fetch the mirror"),
         *[matched(str(n), intent=f"step {n}", output=f"out {n}") for n in range(4)],
         gap_summary="mirror down",
     )
@@ -279,7 +283,9 @@ def test_success_lists_completed_and_failed_subtasks_and_delivers_outputs():
 
 def test_success_with_one_output_delivers_it_alone():
     message = replan(
-        failed("a"), matched("b", output="only"), *[matched(str(n)) for n in range(3)]
+        failed("a", mode="plausible"),
+        matched("b", output="only"),
+        *[matched(str(n)) for n in range(3)],
     )
 
     assert step(GGSState(), message).output.output == "only"
@@ -350,7 +356,9 @@ def test_action_state_writes_one_megram_per_distinct_failing_call():
 
 def test_success_writes_one_terminal_megram_with_the_tools_used():
     ok = matched("b", tool_calls=[shell("make", "built")])
-    message = replan(failed("a"), ok, *[matched(str(n)) for n in range(3)])
+    message = replan(
+        failed("a", mode="plausible"), ok, *[matched(str(n)) for n in range(3)]
+    )
 
     megrams = step(GGSState(), message).megrams
 
@@ -460,8 +468,10 @@ def test_summaries_need_no_emoji_font():
     # ✅ and ❌ showed as a missing-glyph box on a system without an emoji font.
     pictograph = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]")
     accept = OutcomeSummary(task_id="t", summary="Printed.", outcomes=[matched("a")])
-    success = replan(failed("a"), *[matched(str(n)) for n in range(4)])
-    abandon = replan(failed("a"), recommendation="abandon")
+    success = replan(
+        failed("a", mode="plausible"), *[matched(str(n)) for n in range(4)]
+    )
+    abandon = replan(failed("a", mode="plausible"), recommendation="abandon")
 
     summaries = [step(GGSState(), m).output.summary for m in (accept, success)]
     summaries.append(step(GGSState(replans=2), abandon).output.summary)

@@ -35,6 +35,10 @@ def outcome(sid, intent, status, output=None):
 
 ONE = outcome("s1", "echo one", "matched", "[exit code 0]\none\n")
 TWO = outcome("s2", "echo two", "matched", "[exit code 0]\ntwo\n")
+# A plausible shortfall: what δ tolerates (a failed fact is never success).
+SHORT_OF_PLAUSIBLE = CriterionVerdict(
+    criterion="the listing looks complete", verdict="fail", mode="plausible"
+)
 MISSING = outcome("s3", "ls /nope", "failed", "[exit code 2]\nls: /nope: missing")
 
 
@@ -96,7 +100,7 @@ def test_a_success_delivers_the_outputs_of_earlier_rounds_too():
         outcomes=[
             TWO,
             *[outcome(f"m{n}", f"step {n}", "matched") for n in range(3)],
-            MISSING,
+            MISSING.model_copy(update={"criteria_verdicts": [SHORT_OF_PLAUSIBLE]}),
         ],
     )
     earlier = [ONE, *last_round.outcomes]
