@@ -34,6 +34,8 @@ TARGET_LIMIT = 120
 EXIT_LINE = re.compile(r"^\[exit code (-?\d+)\]\n?")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+# Tools whose failures are raised as ``ERROR: …``: their other output is data.
+DATA_TOOLS = ("read_file", "write_file", "glob", "search", "fetch_url")
 _ECHO = re.compile(r"^\s*(?:echo|printf)\b[^$`|<>;&()\n\\]*$")
 _DECODER = json.JSONDecoder()
 # Why a call counts as failed when only its output head is known: these are the
@@ -118,7 +120,15 @@ def only_echoes(entry: object) -> bool:
 
 
 def is_failed_call(call: ToolCall) -> bool:
-    """Return True when the call's output head reports an error."""
+    """Return True when the call's output head reports an error.
+
+    The file and web tools fail with ``ERROR: …``; anything else they return is
+    data (a settings file that says ``timeout = 30`` is a successful read).
+    """
+    if call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
+        return True
+    if call.tool in DATA_TOOLS:
+        return False
     return bool(_FAILED_OUTPUT.search(call.output))
 
 

@@ -130,3 +130,12 @@ def test_a_call_failed_when_its_output_reports_an_error(output, failed):
     call = parse_evidence(format_evidence("shell", {"command": "x"}, output))
 
     assert is_failed_call(call) is failed
+
+
+def test_a_file_read_that_mentions_errors_is_data_not_a_failure():
+    settings = "[server]\nport = 8437\n[database]\ntimeout = 30\n# on error: retry"
+    read = parse_evidence(format_evidence("read_file", {"path": "s.ini"}, settings))
+    missing = format_evidence("read_file", {"path": "x"}, "ERROR: no such file: x")
+
+    assert is_failed_call(read) is False
+    assert is_failed_call(parse_evidence(missing)) is True

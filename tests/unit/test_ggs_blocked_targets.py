@@ -83,7 +83,11 @@ def test_errors_refusals_and_denials_are_failed_inputs():
         format_evidence("read_file", {"path": "a.md"}, "ERROR: no such file a.md"),
         shell("rm -rf build", "[LAW1] rm deletes files — denied by the operator"),
         shell("ls /b", "ERROR: blocked by GGS: command 'ls /b' failed earlier"),
-        format_evidence("fetch_url", {"url": "http://x"}, "connection refused"),
+        format_evidence(
+            "fetch_url",
+            {"url": "http://x"},
+            "ERROR: fetch failed for http://x: network error: connection refused",
+        ),
         format_evidence("read_file", {"path": "b.md"}, "# Notes\nall fine"),
     ]
 
