@@ -86,8 +86,9 @@ def last_exit_code(result: ExecutionResult) -> int | None:
     return None
 
 
-def _texts(result: ExecutionResult) -> list[tuple[str, str]]:
-    """Return ``(where, text)`` pairs: the output first, then each tool output."""
+def _texts(result: ExecutionResult, *, loose: bool = False) -> list[tuple[str, str]]:
+    """Return ``(where, text)`` pairs: the output first, then each tool output;
+    with ``loose``, each text without the blanks around ``=`` and ``:``."""
     texts = [("output", output_text(result.output))]
     for number, entry in enumerate(result.tool_calls, start=1):
         call = parse_evidence(entry)
@@ -95,7 +96,7 @@ def _texts(result: ExecutionResult) -> list[tuple[str, str]]:
             texts.append(
                 (f"tool call {number} ({call.tool})", output_text(call.output))
             )
-    return texts
+    return [(where, spaced(text)) for where, text in texts] if loose else texts
 
 
 def _exit_code(check, result, _workspace) -> CheckResult:
@@ -109,11 +110,12 @@ def _exit_code(check, result, _workspace) -> CheckResult:
 
 def _output_contains(check, result, _workspace) -> CheckResult:
     want = _param(check, "value", str)
-    for where, text in _texts(result):
-        if want in text:
-            return _shown(
-                result, where, want, f"{where} contains {want!r}: {_around(text, want)}"
-            )
+    for loose in (False, True):
+        needle = spaced(want) if loose else want
+        for where, text in _texts(result, loose=loose):
+            if needle in text:
+                said = f"{where} contains {want!r}: {_around(text, needle)}"
+                return _shown(result, where, needle, said)
     head = _quote(output_text(result.output))
     return CheckResult(False, f"{want!r} not found in the output ({head}) or evidence")
 
@@ -139,18 +141,46 @@ def _output_matches(check, result, _workspace) -> CheckResult:
         regex = re.compile(pattern, re.MULTILINE | flags)
     except re.error as err:
         raise _BadCheck(f"pattern {pattern!r} is not a valid regex ({err})") from None
-    for where, text in _texts(result):
-        match = regex.search(text)
-        if match:
-            found = match.group(0)
-            said = f"{where} matches /{pattern}/: {found!r}"
-            return _shown(result, where, found, said, whole=True)
+    for loose, candidate in ((False, regex), (True, _spaced_regex(pattern, flags))):
+        for where, text in _texts(result, loose=loose) if candidate else ():
+            match = candidate.search(text)
+            if match:
+                found = match.group(0)
+                said = f"{where} matches /{pattern}/: {found!r}"
+                return _shown(result, where, found, said, whole=True)
     head = _quote(output_text(result.output))
     return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
 
 
+# How a small model guesses a key-value line: "port=8437" or "port: 8437" for
+# "port = 8437". The second try of an output check compares both sides with each
+# "=" or ":" and the blanks around it written as one "="; the spelling of a
+# key-value sign is not its meaning.
+_KEY_VALUE = re.compile(r"[ \t]*[=:][ \t]*")
+_PATTERN_SIGN = re.compile(r"(?<![\\(?<!])[ ]*[=:][ ]*")
+
+
+def spaced(text: str) -> str:
+    """Return ``text`` with each ``=`` or ``:`` and its blanks as one ``=``."""
+    return _KEY_VALUE.sub("=", text)
+
+
+def _spaced_regex(pattern: str, flags: int) -> re.Pattern | None:
+    """Return the pattern for the second try (each literal ``=`` or ``:`` and
+    its blanks as one ``=``), or None when that is no valid regex."""
+    try:
+        return re.compile(_PATTERN_SIGN.sub("=", pattern), re.MULTILINE | flags)
+    except re.error:
+        return None
+
+
 def _shown(
-    result: ExecutionResult, where: str, found: str, said: str, *, whole: bool = False
+    result: ExecutionResult,
+    where: str,
+    found: str,
+    said: str,
+    *,
+    whole: bool = False,
 ) -> CheckResult:
     """Pass a match in the executor's claim only when a tool output shows it too.
 
@@ -159,8 +189,12 @@ def _shown(
     """
     shown = evidence_text(result)
     value = found.strip()
-    # A value the regex took from the claim must stand whole in a tool output.
-    if where != "output" or (appears(value, shown) if whole else value in shown):
+    # A value the regex took from the claim must stand whole in a tool output,
+    # under either spacing of its key-value signs.
+    pairs = ((value, shown), (spaced(value), spaced(shown)))
+    if where != "output" or any(
+        appears(v, text) if whole else v in text for v, text in pairs
+    ):
         return CheckResult(True, said)
     return CheckResult(
         False,

@@ -147,3 +147,61 @@ def test_missing_or_unknown_parameters_fail_with_a_clear_message():
     )
     verdict = evaluate_check({"type": "port_open"}, HELLO, workspace=".")
     assert not verdict.passed and "unknown type 'port_open'" in verdict.evidence
+
+
+SETTINGS = ExecutionResult(
+    subtask_id="s1",
+    status="completed",
+    output="The port is 8437.",
+    tool_calls=[
+        format_evidence(
+            "shell", {"command": "cat conf/settings.ini"}, "[server]\nport = 8437\n"
+        )
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "param"),
+    [
+        ("output_matches", {"pattern": r"port=\d+"}),
+        ("output_matches", {"pattern": r"port\s*:\s*8437"}),
+        ("output_contains", {"value": "port=8437"}),
+        ("output_contains", {"value": "port:8437"}),
+    ],
+)
+def test_a_key_value_check_passes_whatever_the_spacing_around_the_sign(kind, param):
+    verdict = check(kind, SETTINGS, **param)
+    assert verdict.passed, verdict.evidence
+    assert "tool call 1" in verdict.evidence
+
+
+@pytest.mark.parametrize(
+    ("kind", "param"),
+    [
+        ("output_matches", {"pattern": r"port=9\d+"}),
+        ("output_contains", {"value": "port=8438"}),
+        ("output_contains", {"value": "host=8437"}),
+    ],
+)
+def test_a_key_value_check_still_fails_on_another_value_or_key(kind, param):
+    assert not check(kind, SETTINGS, **param).passed
+
+
+def test_a_key_value_claim_passes_only_when_a_tool_shows_it_under_either_spacing():
+    shown = ExecutionResult(
+        subtask_id="s1",
+        status="completed",
+        output="port=8437",
+        tool_calls=SETTINGS.tool_calls,
+    )
+    invented = shown.model_copy(update={"output": "port=9000"})
+    assert check("output_matches", shown, pattern=r"^port=\d+$").passed
+    verdict = check("output_matches", invented, pattern=r"^port=\d+$")
+    assert not verdict.passed and "no tool output shows it" in verdict.evidence
+
+
+def test_lookarounds_keep_their_meaning_in_the_second_try():
+    verdict = check("output_matches", SETTINGS, pattern=r"(?<=port = )\d+")
+    assert verdict.passed and "'8437'" in verdict.evidence
+    assert not check("output_matches", SETTINGS, pattern=r"(?<=host = )\d+").passed
