@@ -32,6 +32,7 @@ from roles.offline import OfflineModel
 from roles.tools import head_tail
 
 NO_EVIDENCE = "the executor's claimed output is not evidence"
+COMPUTE = "run a command that prints it (wc -l, grep -c, awk)"
 # A request that asks for echo or printf makes their output the work itself.
 ECHO_ASKED = re.compile(r"\b(echo|printf)\b", re.IGNORECASE)
 QUOTE = 300
@@ -127,12 +128,14 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
         return ""
     known = f"{subtask.intent}\n{subtask.context}\n{request}"
     facts = unshown_facts(result, known)
+    aggregate = asks_for_aggregate(request, subtask.intent, subtask.context)
     if facts:
         named = ", ".join(repr(f) for f in facts[:5])
         shown = "which no tool output shows"
+        if aggregate and any(is_number(f) for f in facts):
+            shown += f"; {COMPUTE}"
         return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
     claim = output_text(result.output)
-    aggregate = asks_for_aggregate(request, subtask.intent, subtask.context)
     if not (aggregate and states_a_result(claim)):
         return ""
     read = [
@@ -146,7 +149,7 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     return (
         f"the claimed output states {named} as a total or count, but no tool computed "
         "it: a value read among others from a file or listing is data, not the "
-        f"answer; run a command that prints it (wc -l, grep -c, awk); {NO_EVIDENCE}"
+        f"answer; {COMPUTE}; {NO_EVIDENCE}"
     )
 
 

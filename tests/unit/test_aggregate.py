@@ -83,3 +83,12 @@ def test_failed_calls_compute_nothing_and_questions_are_recognised():
 def test_a_claim_that_reports_the_data_itself_is_not_read_as_a_total():
     request = "What is the total of the amount column in /srv/sales.csv?"
     assert judged("Read sales.csv", SALES, READ, request=request) == ""
+
+
+def test_an_invented_count_is_told_to_run_a_command_that_prints_it():
+    reason = judged("Count the lines of sales.csv", "1000", READ)
+    assert "'1000', which no tool output shows" in reason
+    assert "run a command that prints it (wc -l, grep -c, awk)" in reason
+    invented_path = judged("Find the file that defines f", "src/zz.py", READ)
+    assert "'src/zz.py', which no tool output shows" in invented_path
+    assert "wc -l" not in invented_path
