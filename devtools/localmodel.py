@@ -123,6 +123,7 @@ class LocalModel:
             # run can be repeated.
             "ARTOO_LLM_TEMPERATURE": os.environ.get("ARTOO_LLM_TEMPERATURE", "0"),
             "ARTOO_LLM_SEED": os.environ.get("ARTOO_LLM_SEED", "42"),
+            "ARTOO_PLAN_CHAINS": os.environ.get("ARTOO_PLAN_CHAINS", "join"),
         }
 
     def stop(self) -> None:

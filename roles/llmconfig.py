@@ -12,8 +12,9 @@ backoff, default 0.5), ``ARTOO_LLM_JSON_MODE`` (``on``/``off``, default on),
 ``ARTOO_TOOL_PROTOCOL`` (``auto``, default: discovered per endpoint;
 ``native``/``schema``/``json`` force one), ``ARTOO_CONTEXT_TOKENS`` (the context
 window; default: asked of the endpoint), ``ARTOO_LLM_TEMPERATURE`` (0–2) and
-``ARTOO_LLM_SEED`` (sampling; default: the endpoint's own) and ``ARTOO_PRICES`` (JSON,
-``{"model": {"input": usd_per_million, "output": usd_per_million}}``).
+``ARTOO_LLM_SEED`` (sampling; default: the endpoint's own), ``ARTOO_PLAN_CHAINS``
+(``split``/``join``, default split: see ``roles.plan_shape``) and ``ARTOO_PRICES``
+(JSON, ``{"model": {"input": usd_per_million, "output": usd_per_million}}``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ TIER_PREFIXES = {"brain": "BRAIN", "tool": "TOOL"}
 ENDPOINT_KEYS = ("BASE_URL", "API_KEY", "MODEL")
 ToolProtocol = Literal["auto", "native", "schema", "json"]
 TOOL_PROTOCOLS = ("auto", "native", "schema", "json")
+PLAN_CHAINS = ("split", "join")
 
 
 class LLMConfigError(ValueError):
@@ -117,6 +119,9 @@ class LLMSettings:
     # Sampling sent with every request; None leaves the endpoint's default.
     temperature: float | None = None
     seed: int | None = None
+    # How R2's plans run: "join" runs a linear chain as one subtask
+    # (roles.plan_shape); "split" keeps every plan as written.
+    plan_chains: Literal["split", "join"] = "split"
 
 
 def tier_of(role: str) -> str:
@@ -190,6 +195,11 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
             f"got {protocol!r}"
         )
     prices = _value(env, "ARTOO_PRICES")
+    chains = _value(env, "ARTOO_PLAN_CHAINS") or "split"
+    if chains not in PLAN_CHAINS:
+        raise LLMConfigError(
+            f"ARTOO_PLAN_CHAINS must be one of {', '.join(PLAN_CHAINS)}, got {chains!r}"
+        )
     return LLMSettings(
         read_timeout_s=_number(env, "ARTOO_LLM_TIMEOUT_S", 120.0, minimum=0.001),
         max_retries=int(_number(env, "ARTOO_LLM_RETRIES", 4, minimum=0, integer=True)),
@@ -202,6 +212,7 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         ),
         temperature=_optional(env, "ARTOO_LLM_TEMPERATURE", maximum=2.0),
         seed=_optional(env, "ARTOO_LLM_SEED", integer=True),
+        plan_chains=chains,  # type: ignore[arg-type]
     )
 
 

@@ -35,6 +35,7 @@ from roles.contracts import (
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.offline_roles import OfflinePlanError, offline_subtasks
+from roles.plan_shape import join_chain
 from roles.planner_prompts import (
     accomplished_text,
     next_moves_messages,
@@ -156,6 +157,9 @@ def plan(
     )
     result = _ask_for_plan(model, messages, blocked)
     result.calibration = calibration
+    if not result.error and model.settings.plan_chains == "join":
+        result.subtasks, note = join_chain(result.subtasks)
+        result.notes += [note] if note else []
     if not result.error:
         anchored = [anchor_request(s, spec.raw_input) for s in result.subtasks]
         result.subtasks = _assign(anchored, spec.task_id, id_factory)

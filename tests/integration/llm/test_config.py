@@ -116,6 +116,7 @@ def test_unknown_role_is_rejected():
         ("ARTOO_LLM_TEMPERATURE", "-0.1", "ARTOO_LLM_TEMPERATURE must be at least"),
         ("ARTOO_LLM_TEMPERATURE", "2.5", "ARTOO_LLM_TEMPERATURE must be at most"),
         ("ARTOO_LLM_SEED", "1.5", "ARTOO_LLM_SEED must be an integer"),
+        ("ARTOO_PLAN_CHAINS", "merge", "ARTOO_PLAN_CHAINS must be one of split, join"),
     ],
 )
 def test_malformed_settings_raise_a_clear_error(key, value, fragment):
@@ -132,6 +133,8 @@ def test_settings_default_to_documented_values():
     assert settings.tool_protocol == "auto"
     assert settings.context_tokens == 0
     assert settings.temperature is None and settings.seed is None
+    assert settings.plan_chains == "split"
+    assert load_settings({"ARTOO_PLAN_CHAINS": " join "}).plan_chains == "join"
 
 
 def test_price_table_computes_cost_per_million_tokens():

@@ -294,3 +294,54 @@ def test_next_moves_fall_back_to_the_template_on_model_error(llm_server, r2):
     assert moves.next_moves[0].startswith("Run 'count lines' yourself")
     assert 2 <= len(moves.next_moves) <= 3
     assert "find files → 42 files" in moves.accomplished
+
+
+CHAIN = [
+    {
+        "intent": "Read the sales.csv file",
+        "success_criteria": [{"type": "output_contains", "value": "read successfully"}],
+        "context": "The file is /srv/sales.csv",
+        "sequence": 1,
+    },
+    {
+        "intent": "Write the sum to total.txt",
+        "success_criteria": [{"type": "file_exists", "path": "total.txt"}],
+        "context": "The file is /srv/sales.csv",
+        "sequence": 2,
+    },
+    {
+        "intent": "Report the total.",
+        "success_criteria": [{"type": "output_matches", "pattern": "^\\d+$"}],
+        "sequence": 3,
+    },
+]
+
+
+def test_join_runs_a_chain_as_one_subtask_judged_on_what_lasts(llm_server):
+    llm_server.reply("R2", plan_reply(CHAIN))
+    env = llm_server.env(ARTOO_LLM_RETRIES="0", ARTOO_PLAN_CHAINS="join")
+    with client_for("R2", env, run_id="run-1", sleep=lambda _s: None) as client:
+        result = run_plan(client)
+    assert result.error == ""
+    [joined] = result.subtasks
+    assert joined.intent == (
+        "Step 1: Read the sales.csv file. Step 2: Write the sum to total.txt. "
+        "Step 3: Report the total."
+    )
+    assert (joined.sequence, joined.subtask_id) == (1, "uuid-1")
+    assert joined.context.count("The file is /srv/sales.csv") == 1
+    checks = [c.check["type"] for c in joined.success_criteria]
+    assert checks == ["file_exists", "output_matches"]
+    assert any("a chain of 3 subtasks runs as one subtask" in n for n in result.notes)
+
+
+def test_join_keeps_a_plan_with_parallel_subtasks_and_split_keeps_chains(
+    llm_server, r2
+):
+    parallel = [dict(CHAIN[0]), dict(CHAIN[1], sequence=1), dict(CHAIN[2])]
+    llm_server.reply("R2", plan_reply(parallel))
+    env = llm_server.env(ARTOO_LLM_RETRIES="0", ARTOO_PLAN_CHAINS="join")
+    with client_for("R2", env, run_id="run-1", sleep=lambda _s: None) as client:
+        assert len(run_plan(client).subtasks) == 3
+    llm_server.reply("R2", plan_reply(CHAIN))
+    assert [s.sequence for s in run_plan(r2).subtasks] == [1, 2, 3]

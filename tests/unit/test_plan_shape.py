@@ -1,0 +1,41 @@
+"""A linear chain runs as one subtask; anything else runs as R2 wrote it."""
+
+from roles.contracts import SubTask
+from roles.plan_shape import is_chain, join_chain
+
+
+def step(intent: str, sequence: int, *criteria) -> SubTask:
+    return SubTask(
+        subtask_id=f"s{sequence}",
+        parent_task_id="t",
+        intent=intent,
+        success_criteria=list(criteria),
+        sequence=sequence,
+    )
+
+
+def test_only_several_subtasks_one_per_sequence_are_a_chain():
+    assert not is_chain([step("a", 1)])
+    assert not is_chain([step("a", 1), step("b", 1)])
+    assert not is_chain([step("a", 1), step("b", 2), step("c", 2)])
+    assert is_chain([step("b", 3), step("a", 1)])
+
+
+def test_a_chain_is_joined_in_sequence_order_with_the_last_steps_criteria():
+    exists = {"criterion": "made", "check": {"type": "file_exists", "path": "x"}}
+    [joined], note = join_chain(
+        [step("run x", 2, "prints hi"), step("write x", 1, exists, "says written")]
+    )
+    assert joined.intent == "Step 1: write x. Step 2: run x."
+    assert [
+        c if isinstance(c, str) else c.criterion for c in joined.success_criteria
+    ] == [
+        "made",
+        "prints hi",
+    ]
+    assert note.startswith("a chain of 2 subtasks")
+
+
+def test_anything_else_is_returned_as_is_without_a_note():
+    plan = [step("a", 1), step("b", 1)]
+    assert join_chain(plan) == (plan, "")
