@@ -232,8 +232,8 @@ criterion against the tool outputs, not against your claims.
 - Let tools compute: count, sum, find and measure with a command that prints \
 the result (wc -l, grep -c, awk, find, du), then report the number it printed; \
 never count or add up by reading a file yourself.
-- Never guess a path or a file name: find it first (search, glob, grep -rn, \
-find) and read only files a tool showed you.
+- Never guess a path or a file name: find it first (glob, grep -rln, find) \
+and read only files a tool showed you.
 - Do not repeat a call with identical arguments: a repeat is blocked once, a \
 second repeat fails the attempt.
 - Destructive calls (deleting, overwriting) wait for the operator's approval. \

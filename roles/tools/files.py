@@ -17,6 +17,10 @@ GLOB_LIMIT = 500
 # A "**" pattern over a huge tree stops scanning here; the count says "more".
 SCAN_LIMIT = 20_000
 READ_LIMIT = 200_000
+# A missing file's error names up to NEAR_LIMIT files of its name, NEAR_DEPTH
+# levels below the nearest existing directory.
+NEAR_LIMIT = 3
+NEAR_DEPTH = 4
 
 
 def resolve_confined(path: str, workspace: Path, roots: Sequence[Path]) -> Path:
@@ -77,6 +81,47 @@ def glob_files(
         more = f"{extra}+" if len(matches) >= SCAN_LIMIT else str(extra)
         found.append(f"[… {more} more matches not shown; narrow the pattern]")
     return "\n".join(found)
+
+
+def not_found(
+    path: Path,
+    *,
+    workspace: Path,
+    roots: Sequence[Path],
+    hidden: Sequence[Path] = (),
+    depth: int = NEAR_DEPTH,
+) -> str:
+    """Return "no such file" for ``path``, naming files of the same name nearby.
+
+    A task often names a file where it is not ("settings.ini" that lives in
+    conf/): like a shell's "did you mean", the error lists up to ``NEAR_LIMIT``
+    files of that name under the nearest existing directory above it, inside
+    the roots and at most ``depth`` levels down, so the next call can read one.
+    """
+    message = f"no such file: {path}"
+    base = path.parent
+    while not base.is_dir() and base != base.parent:
+        base = base.parent
+    if not any(base.is_relative_to(root) for root in roots):
+        return message
+    found: list[Path] = []
+    seen = 0
+    for folder, dirs, names in os.walk(base):
+        here = Path(folder)
+        seen += len(dirs) + len(names)
+        if len(here.relative_to(base).parts) >= depth:
+            dirs[:] = []
+        dirs.sort()
+        if path.name in names:
+            match = here / path.name
+            if not _is_hidden(match.resolve(), workspace, hidden):
+                found.append(match)
+        if len(found) >= NEAR_LIMIT or seen >= SCAN_LIMIT:
+            break
+    if not found:
+        return f"{message} (no file named {path.name!r} under {base})"
+    named = ", ".join(_shown(f, workspace) for f in found)
+    return f"{message}; files named {path.name!r} under {base}: {named}"
 
 
 def read_text(path: Path, *, limit: int = READ_LIMIT) -> str:

@@ -139,7 +139,10 @@ class Toolbox:
         if self._settled and self._settled[0]["args"] == args and name == "shell":
             return self._settled_call(name, args)
         try:
-            refuse(name, args, self.blocked_tools, self.blocked_targets)
+            try:
+                refuse(name, args, self.blocked_tools, self.blocked_targets)
+            except ToolError as err:
+                raise ToolError(f"{err}{self._elsewhere(name, args)}") from None
             self.memory.check(name, args)
             if name == "shell" and (self.sandbox or self.sandbox_error):
                 output = self._sandboxed_shell(args)
@@ -197,6 +200,15 @@ class Toolbox:
             )
         if name == "read_file":
             path = self._path(args["path"])
+            if not path.exists():
+                raise ToolError(
+                    files.not_found(
+                        path,
+                        workspace=self.workspace,
+                        roots=self.roots,
+                        hidden=self.hidden,
+                    )
+                )
             return files.read_text(path, limit=limits.read_max_bytes)
         if name == "write_file":
             return self._write(self._path(args["path"]), args["content"])
@@ -276,6 +288,23 @@ class Toolbox:
             for created in missing:
                 give_to_sandbox(created, self.sandbox.policy)
         return output
+
+    def _elsewhere(self, name: str, args: Any) -> str:
+        """Return "; files named … under …" when a refused read names a missing
+        file: a blocked path that does not exist may exist elsewhere."""
+        path = args.get("path") if isinstance(args, dict) else None
+        if name != "read_file" or not isinstance(path, str):
+            return ""
+        try:
+            resolved = self._path(path)
+        except ToolError:
+            return ""
+        if resolved.exists():
+            return ""
+        found = files.not_found(
+            resolved, workspace=self.workspace, roots=self.roots, hidden=self.hidden
+        )
+        return found.removeprefix(f"no such file: {resolved}")
 
     def _path(self, path: str) -> Path:
         resolved = files.resolve_confined(path, self.workspace, self.roots)

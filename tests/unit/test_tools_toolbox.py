@@ -154,3 +154,56 @@ def test_head_tail_leaves_short_text_alone():
 def test_a_missing_workspace_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="is not a directory"):
         Toolbox(tmp_path / "nope")
+
+
+def misplaced(tmp_path):
+    (tmp_path / "conf" / "deep").mkdir(parents=True)
+    (tmp_path / "conf" / "settings.ini").write_text("port = 8437\n")
+    (tmp_path / "conf" / "deep" / "settings.ini").write_text("port = 1\n")
+    return tmp_path / "settings.ini"
+
+
+def test_a_missing_file_names_files_of_its_name_nearby(tmp_path):
+    toolbox = Toolbox(tmp_path)
+    with pytest.raises(ToolError) as err:
+        toolbox.call("read_file", {"path": str(misplaced(tmp_path))})
+    assert str(err.value) == (
+        f"no such file: {tmp_path / 'settings.ini'}; files named 'settings.ini' "
+        f"under {tmp_path}: conf/settings.ini, conf/deep/settings.ini"
+    )
+    with pytest.raises(ToolError, match="no file named 'other.ini' under"):
+        toolbox.call("read_file", {"path": "nowhere/other.ini"})
+    assert parse_evidence(toolbox.evidence[0]).output.startswith("ERROR: no such")
+
+
+def test_a_blocked_missing_file_is_refused_and_still_names_its_namesakes(tmp_path):
+    missing = str(misplaced(tmp_path))
+    toolbox = Toolbox(tmp_path, blocked_targets=[missing])
+    with pytest.raises(ToolError) as err:
+        toolbox.call("read_file", {"path": missing})
+    assert str(err.value).startswith(f"blocked by GGS: path {missing!r}")
+    assert str(err.value).endswith(
+        "under " + f"{tmp_path}: conf/settings.ini, conf/deep/settings.ini"
+    )
+    shown = Toolbox(tmp_path, blocked_targets=["conf/settings.ini"])
+    with pytest.raises(ToolError) as err:
+        shown.call("read_file", {"path": "conf/settings.ini"})
+    assert "files named" not in str(err.value)
+
+
+def test_namesakes_outside_the_roots_or_in_hidden_paths_are_never_named(tmp_path):
+    work, data = tmp_path / "work", tmp_path / "data"
+    work.mkdir()
+    (data / "x").mkdir(parents=True)
+    (data / "x" / "secrets.env").write_text("KEY=1")
+    toolbox = Toolbox(work, allowed_paths=[tmp_path], hidden_paths=[data])
+    with pytest.raises(ToolError) as err:
+        toolbox.call("read_file", {"path": str(tmp_path / "secrets.env")})
+    assert "data" not in str(err.value) and "no file named" in str(err.value)
+    outside = Toolbox(work)
+    with pytest.raises(ToolError) as err:
+        outside.call("read_file", {"path": "missing.env"})
+    missing = work / "missing.env"
+    assert str(err.value) == (
+        f"no such file: {missing} (no file named 'missing.env' under {work})"
+    )
