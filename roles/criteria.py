@@ -8,6 +8,7 @@ are mended into that one by ``criterion_fields`` before validation.
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -106,6 +107,30 @@ def criterion_fields(value: Any) -> Any:
         return {"criterion": describe_check(value), "check": value}
     stated = describe_check(value.get("check"))
     return {**value, "criterion": stated} if stated else value
+
+
+# "output_contains 'hello'", "output_matches, 'ok$'", "file_exists(out.txt)":
+# a check written as text, its type name first and its one value after it.
+_CHECK_TEXT = re.compile(
+    r"^\s*(output_contains|output_matches|file_exists|exit_code)\s*[,:(=]?\s*"
+    r"(?:(['\"`])(?P<quoted>.+)\2|(?P<bare>[^\s'\"`]+?))\s*\)?\s*\.?\s*$",
+    re.DOTALL,
+)
+
+
+def check_from_text(text: str) -> str | dict[str, Any]:
+    """Return a criterion with its check when ``text`` is a check written as
+    text, else ``text`` unchanged. ``exit_code`` takes only an integer."""
+    found = _CHECK_TEXT.match(text) if isinstance(text, str) else None
+    if found is None:
+        return text
+    kind, value = found.group(1), found.group("quoted") or found.group("bare")
+    if kind == "exit_code":
+        if not re.fullmatch(r"-?\d+", value):
+            return text
+        value = int(value)
+    check = {"type": kind, CHECK_PARAMS[kind][0]: value}
+    return {"criterion": describe_check(check), "check": check}
 
 
 def _lower_mode(value: dict[str, Any]) -> dict[str, Any]:

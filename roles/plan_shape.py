@@ -1,4 +1,10 @@
-"""A linear chain of subtasks joined into one, for models that hand results badly.
+"""The plan as it will run: prompt examples dropped, linear chains joined, and the
+request's paths put back where a subtask lost them.
+
+A small model copies the examples of R2's instructions into its plan ("output
+names one weekday, Monday to Sunday" as a criterion of a hello-world script);
+such a criterion is about no task, and ``drop_copied_examples`` removes it unless
+the request is about what the example names.
 
 A small model splits "what is the total of the amount column?" into read the
 file → sum the column → format the sum, three executors in sequence. Each later
@@ -18,10 +24,80 @@ default elsewhere) keeps every plan as R2 wrote it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
-from roles.contracts import SubTask, normalise_criterion
+from roles.contracts import CriterionSpec, SubTask, normalise_criterion
+
+NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,5}\b)")
+
+# R2's example criteria (roles.planner_prompts.PLAN_SYSTEM), each with the word
+# a request must contain for the example to be about it ("" : never).
+PROMPT_EXAMPLES = {
+    "the weekday is found": "weekday",
+    "output names one weekday, Monday to Sunday": "weekday",
+    "all subtasks completed successfully": "",
+    "the answer states the total line count as a number": "line",
+}
+
+
+def shape_plan(
+    subtasks: Sequence[SubTask],
+    task_criteria: Sequence[CriterionSpec],
+    request: str,
+    *,
+    join: bool,
+) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
+    """Return the plan as it will run and a note on each change made to it."""
+    subtasks, criteria, notes = drop_copied_examples(subtasks, task_criteria, request)
+    if join:
+        subtasks, note = join_chain(subtasks)
+        notes += [note] if note else []
+    return [anchor_request(s, request) for s in subtasks], criteria, notes
+
+
+def anchor_request(subtask: SubTask, raw_input: str) -> SubTask:
+    """Return the subtask with the user's request in its context when the plan
+    lost a path or file name the user gave (a small model often drops them)."""
+    seen = f"{subtask.intent}\n{subtask.context}"
+    named = [p for p in NAMED_PATH.findall(raw_input) if p not in seen]
+    if not named:
+        return subtask
+    context = f"{subtask.context}\nThe user's request: {raw_input.strip()}".strip()
+    return subtask.model_copy(update={"context": context})
+
+
+def drop_copied_examples(
+    subtasks: Sequence[SubTask], task_criteria: Sequence[CriterionSpec], request: str
+) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
+    """Return the plan without criteria copied from R2's examples, and notes."""
+    copied = {
+        _words(example)
+        for example, word in PROMPT_EXAMPLES.items()
+        if not word or word not in request.lower()
+    }
+    notes: list[str] = []
+
+    def keep(values: Sequence[CriterionSpec], where: str) -> list[CriterionSpec]:
+        kept = []
+        for value in values:
+            text = normalise_criterion(value).criterion
+            if _words(text) in copied:
+                notes.append(f"{where}: dropped {text!r}, copied from R2's examples")
+            else:
+                kept.append(value)
+        return kept
+
+    kept_subtasks = [
+        s.model_copy(update={"success_criteria": keep(s.success_criteria, s.intent)})
+        for s in subtasks
+    ]
+    return kept_subtasks, keep(task_criteria, "task_criteria"), notes
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
 def is_chain(subtasks: Sequence[SubTask]) -> bool:

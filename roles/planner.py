@@ -35,7 +35,7 @@ from roles.contracts import (
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.offline_roles import OfflinePlanError, offline_subtasks
-from roles.plan_shape import join_chain
+from roles.plan_shape import shape_plan
 from roles.planner_prompts import (
     accomplished_text,
     next_moves_messages,
@@ -47,7 +47,6 @@ from roles.schemas import Reply, keep_criteria
 __all__ = ["Calibration", "Plan", "calibrate", "next_moves", "plan"]
 
 # An absolute path, or a file name with an extension, as a user writes them.
-NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,5}\b)")
 
 DEFAULT_TOOLS = ("shell", "glob", "read_file", "write_file", "search", "fetch_url")
 EMPTY_PLAN_RETRIES = 1
@@ -157,24 +156,16 @@ def plan(
     )
     result = _ask_for_plan(model, messages, blocked)
     result.calibration = calibration
-    if not result.error and model.settings.plan_chains == "join":
-        result.subtasks, note = join_chain(result.subtasks)
-        result.notes += [note] if note else []
     if not result.error:
-        anchored = [anchor_request(s, spec.raw_input) for s in result.subtasks]
-        result.subtasks = _assign(anchored, spec.task_id, id_factory)
+        result.subtasks, result.task_criteria, notes = shape_plan(
+            result.subtasks,
+            result.task_criteria,
+            spec.raw_input,
+            join=model.settings.plan_chains == "join",
+        )
+        result.notes += notes
+        result.subtasks = _assign(result.subtasks, spec.task_id, id_factory)
     return result
-
-
-def anchor_request(subtask: SubTask, raw_input: str) -> SubTask:
-    """Return the subtask with the user's request in its context when the plan
-    lost a path or file name the user gave (a small model often drops them)."""
-    seen = f"{subtask.intent}\n{subtask.context}"
-    named = [p for p in NAMED_PATH.findall(raw_input) if p not in seen]
-    if not named:
-        return subtask
-    context = f"{subtask.context}\nThe user's request: {raw_input.strip()}".strip()
-    return subtask.model_copy(update={"context": context})
 
 
 def _offline_plan(

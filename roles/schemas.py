@@ -25,6 +25,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, model_validator
 
 from roles.contracts import CHECK_TYPES, Contract, criterion_fields
+from roles.criteria import check_from_text
 
 DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
 # Docstrings are written for engineers; in a prompt they only cost tokens.
@@ -95,6 +96,7 @@ def keep_criteria(values: Any, where: str) -> tuple[list[Any], list[str]]:
         if item is None or (isinstance(item, str) and not item.strip()):
             notes.append(f"{where}: dropped an empty criterion")
             continue
+        item = check_from_text(item) if isinstance(item, str) else item
         if not isinstance(item, dict):
             kept.append(item)
             continue

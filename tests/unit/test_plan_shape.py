@@ -1,7 +1,13 @@
 """A linear chain runs as one subtask; anything else runs as R2 wrote it."""
 
 from roles.contracts import SubTask
-from roles.plan_shape import is_chain, join_chain
+from roles.plan_shape import (
+    PROMPT_EXAMPLES,
+    drop_copied_examples,
+    is_chain,
+    join_chain,
+)
+from roles.planner_prompts import PLAN_SYSTEM
 
 
 def step(intent: str, sequence: int, *criteria) -> SubTask:
@@ -39,3 +45,27 @@ def test_a_chain_is_joined_in_sequence_order_with_the_last_steps_criteria():
 def test_anything_else_is_returned_as_is_without_a_note():
     plan = [step("a", 1), step("b", 1)]
     assert join_chain(plan) == (plan, "")
+
+
+def test_every_example_is_one_of_r2s_instructions():
+    prompt = " ".join(PLAN_SYSTEM.split())
+    for example in PROMPT_EXAMPLES:
+        assert example in prompt
+
+
+def test_a_criterion_copied_from_r2s_examples_is_dropped_with_a_note():
+    hello = step("Create hello.py", 1, "output_names_one_weekday, Monday to Sunday")
+    hello = hello.model_copy(
+        update={"success_criteria": [*hello.success_criteria, "prints hello"]}
+    )
+    task = ["All subtasks completed successfully.", "the script prints hello"]
+    [kept], criteria, notes = drop_copied_examples([hello], task, "make hello.py")
+    assert kept.success_criteria == ["prints hello"]
+    assert criteria == ["the script prints hello"]
+    assert len(notes) == 2 and "copied from R2's examples" in notes[0]
+
+
+def test_an_example_stays_when_the_request_is_about_what_it_names():
+    day = step("Find the weekday", 1, "output names one weekday, Monday to Sunday")
+    [kept], _, notes = drop_copied_examples([day], [], "Which weekday is 2025-01-01?")
+    assert kept.success_criteria == day.success_criteria and notes == []

@@ -14,6 +14,7 @@ from roles.jsonparse import parse_as
 from roles.meta_validator import CriterionResult, MetaReply
 from roles.perceiver import PerceiverReply
 from roles.planner import NextMovesReply, PlanReply
+from roles.schemas import keep_criteria
 
 
 def plan_with_criteria(criteria):
@@ -341,7 +342,7 @@ def test_one_next_move_is_still_too_few():
 
 def test_a_subtask_that_lost_the_users_path_gets_the_request_in_its_context():
     from roles.contracts import SubTask
-    from roles.planner import anchor_request
+    from roles.plan_shape import anchor_request
 
     request = "How many lines does /var/tmp/t/data.txt have?"
     lost = SubTask(subtask_id="a", parent_task_id="t", intent="count the lines")
@@ -350,3 +351,40 @@ def test_a_subtask_that_lost_the_users_path_gets_the_request_in_its_context():
     )
     assert anchor_request(lost, request).context == f"The user's request: {request}"
     assert anchor_request(kept, request) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "check"),
+    [
+        (
+            "output_contains 'hello from artoo'",
+            {"type": "output_contains", "value": "hello from artoo"},
+        ),
+        (
+            "output_matches, 'port=\\d+'",
+            {"type": "output_matches", "pattern": "port=\\d+"},
+        ),
+        (
+            "file_exists(out/report.md)",
+            {"type": "file_exists", "path": "out/report.md"},
+        ),
+        ("exit_code 0", {"type": "exit_code", "value": 0}),
+    ],
+)
+def test_a_check_written_as_text_becomes_that_check(text, check):
+    [kept], notes = keep_criteria([text], "subtask 1")
+    assert kept["check"] == check and notes == []
+    assert Criterion.model_validate(kept).check == check
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "exit_code: zero",
+        "output_contains",
+        "output_contains: 137 lines",
+        "the output names a file",
+    ],
+)
+def test_text_that_is_not_one_check_stays_a_plain_criterion(text):
+    assert keep_criteria([text], "subtask 1") == ([text], [])
