@@ -16,7 +16,14 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.aggregate import asks_for_aggregate, computed, is_number, states_a_result
+from roles.aggregate import (
+    asks_for_aggregate,
+    asks_for_sum,
+    computed,
+    empty_sum,
+    is_number,
+    states_a_result,
+)
 from roles.checks import (
     FACT,
     appears,
@@ -138,6 +145,12 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     claim = output_text(result.output)
     if not (aggregate and states_a_result(claim)):
         return ""
+    if empty_sum(claim) and asks_for_sum(request, subtask.intent, subtask.context):
+        return (
+            "the claimed sum is 0: a sum tool prints 0 for a field that holds text "
+            "or does not exist; print the header (head -1) to find the column's "
+            "number, then sum that column"
+        )
     read = [
         f
         for f in dict.fromkeys(FACT.findall(claim))

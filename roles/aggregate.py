@@ -11,6 +11,10 @@ claim that lists more than ``RESULT_NUMBERS`` numbers reports data (a file's
 rows, a column) rather than a total, and is judged by the plain rule. (A
 read whose last value happens to be the claimed number still passes: the rule
 narrows what counts as shown, it cannot prove a total.)
+
+A computed sum or average of 0 is refused too: awk, bc and friends print 0 for
+a column that holds text or a field that does not exist, so over real data a 0
+total almost always names the wrong column. A count of 0 stays a count.
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ AGGREGATE = re.compile(
     r"\b(how many|total|sum|count|number of|average|mean)\b", re.IGNORECASE
 )
 RESULT_NUMBERS = 3
+# A sum or an average (not a count): awk, bc and friends print 0 for a field
+# that holds text or does not exist, so a computed 0 is a sign of the wrong
+# column far more often than a real total.
+SUM = re.compile(r"\b(total|sum|average|mean)\b", re.IGNORECASE)
+COUNT = re.compile(r"\b(how many|count|number of)\b", re.IGNORECASE)
 # A number standing on its own: not a digit run inside a path, a name or a date.
 NUMBER = re.compile(r"(?<![\w./:-])\d+(?:\.\d+)?(?![\w/-]|\.\d)")
 
@@ -60,3 +69,15 @@ def _same(a: str, b: str) -> bool:
         return float(a) == float(b)
     except ValueError:
         return a == b
+
+
+def asks_for_sum(*texts: str) -> bool:
+    """Return True when ``texts`` ask for a sum or an average and not a count."""
+    joined = "\n".join(t or "" for t in texts)
+    return SUM.search(joined) is not None and COUNT.search(joined) is None
+
+
+def empty_sum(claim: str) -> bool:
+    """Return True when the numbers the claim states are all zero."""
+    numbers = NUMBER.findall(claim)
+    return bool(numbers) and all(float(n) == 0 for n in numbers)

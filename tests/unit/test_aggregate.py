@@ -92,3 +92,25 @@ def test_an_invented_count_is_told_to_run_a_command_that_prints_it():
     invented_path = judged("Find the file that defines f", "src/zz.py", READ)
     assert "'src/zz.py', which no tool output shows" in invented_path
     assert "wc -l" not in invented_path
+
+
+WRONG_COLUMN = format_evidence(
+    "shell",
+    {"command": "awk -F, '{s+=$2} END{print s}' sales.csv"},
+    "[exit code 0]\n0",
+)
+
+
+def test_a_sum_of_zero_is_refused_as_the_wrong_column():
+    request = "What is the total of the amount column in /srv/sales.csv?"
+    reason = judged("Sum the amount column", "0", WRONG_COLUMN, request=request)
+    assert reason.startswith("the claimed sum is 0")
+    assert "head -1" in reason
+    assert judged("Average the amount column", '{"average": 0.0}', WRONG_COLUMN)
+
+
+def test_a_count_of_zero_and_a_nonzero_sum_stand():
+    grep = format_evidence("shell", {"command": "grep -c ERROR app.log"}, "0")
+    assert judged("How many lines contain ERROR?", "0", grep) == ""
+    assert judged("Count the lines whose total is over 5", "0", grep) == ""
+    assert judged("Sum the amount column of sales.csv", "2224", READ, AWK) == ""
