@@ -138,3 +138,28 @@ def _lasting_criteria(steps: Sequence[SubTask]) -> list:
             if check.get("type") == "file_exists" and value not in kept:
                 kept.append(value)
     return kept + [v for v in steps[-1].success_criteria if v not in kept]
+
+
+def names_tool(text: str, tools: Sequence[str]) -> str:
+    """Return the first of ``tools`` that ``text`` mentions as a word, or ""."""
+    for tool in tools:
+        if tool and re.search(
+            rf"(?<![A-Za-z0-9_]){re.escape(tool)}(?![A-Za-z0-9_])", text, re.IGNORECASE
+        ):
+            return tool
+    return ""
+
+
+def tell_blocked(subtasks: Sequence[SubTask], blocked: Sequence[str]) -> list[SubTask]:
+    """Return the subtasks, each that names a blocked tool told it is gone."""
+    told = []
+    for sub in subtasks:
+        named = names_tool(f"{sub.intent}\n{sub.context}", blocked)
+        if named:
+            gone = (
+                f"The tool {named!r} is blocked (it failed in an earlier round) and "
+                "is not available: use another tool."
+            )
+            sub = sub.model_copy(update={"context": f"{sub.context}\n{gone}".strip()})
+        told.append(sub)
+    return told

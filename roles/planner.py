@@ -12,7 +12,6 @@ abandon.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -35,7 +34,7 @@ from roles.contracts import (
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.offline_roles import OfflinePlanError, offline_subtasks
-from roles.plan_shape import shape_plan
+from roles.plan_shape import names_tool, shape_plan, tell_blocked
 from roles.planner_prompts import (
     accomplished_text,
     next_moves_messages,
@@ -208,13 +207,24 @@ def _ask_for_plan(
             return Plan(_draft(reply), criteria, usage, notes=reply.notes)
         if problem == EMPTY_PLAN:
             empty_left -= 1
-            retry = empty_left >= 0
+            if empty_left < 0:
+                return Plan([], [], usage, f"R2 could not make a valid plan: {problem}")
         else:
             blocked_left -= 1
-            retry = blocked_left >= 0
-        if not retry:
-            return Plan([], [], usage, f"R2 could not make a valid plan: {problem}")
+            if blocked_left < 0:
+                return _without_blocked(reply, blocked, usage, problem)
         messages = [*messages, *_rejection(reply, problem)]
+
+
+def _without_blocked(
+    reply: PlanReply, blocked: list[str], usage: Usage | None, problem: str
+) -> Plan:
+    """Return the plan that still names a blocked tool, each such subtask told
+    that the tool is gone. Its executors do not have the tool, so the plan can
+    run; abandoning a task over a word in an intent would cost more."""
+    note = f"R2 kept naming a blocked tool ({problem}); the plan runs without it"
+    subtasks = tell_blocked(_draft(reply), blocked)
+    return Plan(subtasks, list(reply.task_criteria), usage, notes=[*reply.notes, note])
 
 
 def _problem(reply: PlanReply, blocked: list[str]) -> str:
@@ -228,16 +238,6 @@ def _problem(reply: PlanReply, blocked: list[str]) -> str:
                 f"subtask {number} ({sub.intent!r}) names the blocked tool "
                 f"{named!r}; blocked tools are removed from the executors"
             )
-    return ""
-
-
-def names_tool(text: str, tools: Sequence[str]) -> str:
-    """Return the first of ``tools`` that ``text`` mentions as a word, or ""."""
-    for tool in tools:
-        if tool and re.search(
-            rf"(?<![A-Za-z0-9_]){re.escape(tool)}(?![A-Za-z0-9_])", text, re.IGNORECASE
-        ):
-            return tool
     return ""
 
 

@@ -179,13 +179,19 @@ def test_tool_name_inside_another_word_is_not_a_violation(llm_server, r2):
     assert len(llm_server.requests_for("R2")) == 1
 
 
-def test_blocked_tool_three_times_fails_clearly(llm_server, r2):
-    bad = [{"intent": "list with glob", "context": ""}]
+def test_blocked_tool_three_times_runs_with_each_subtask_told_it_is_gone(
+    llm_server, r2
+):
+    bad = [{"intent": "list with glob", "context": ""}, {"intent": "count them"}]
     for _ in range(3):
         llm_server.reply("R2", plan_reply(bad))
     result = run_plan(r2, directive=directive(tools=["glob"]))
-    assert result.subtasks == []
-    assert "could not make a valid plan" in result.error and "glob" in result.error
+    assert result.error == ""
+    assert [s.intent for s in result.subtasks] == ["list with glob", "count them"]
+    gone = "The tool 'glob' is blocked (it failed in an earlier round)"
+    assert result.subtasks[0].context.startswith(gone)
+    assert "blocked" not in result.subtasks[1].context
+    assert any("the plan runs without it" in n for n in result.notes)
     assert len(llm_server.requests_for("R2")) == 3
 
 
