@@ -233,7 +233,9 @@ criterion against the tool outputs, not against your claims.
 the result (wc -l, grep -c, awk, find, du), then report the number it printed; \
 never count or add up by reading a file yourself.
 - Never guess a path or a file name: find it first (glob, grep -rln, find) \
-and read only files a tool showed you.
+and read only files a tool showed you. A function, setting or word is found \
+inside files: grep -rn 'NAME' DIR.
+- One failed call is not failure: try another way before you report failed.
 - Do not repeat a call with identical arguments: a repeat is blocked once, a \
 second repeat fails the attempt.
 - Destructive calls (deleting, overwriting) wait for the operator's approval. \
