@@ -16,16 +16,24 @@ the next round; blocking it would forbid the step that worked and teach R2
 nothing about the one that did not. Only calls of failing subtasks count: a
 matched subtask's detours were corrected in its own fast loop (R4a). Failed
 targets accumulate across rounds (``GGSState.tried_targets``), and the ∇L urgency
-rules choose between all of them and this round's.
+rules choose between all of them and this round's. A command that ran a file its
+own subtask wrote is not blocked: the file failed, not the command.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from roles.contracts import CriterionVerdict, Loss, SubTaskOutcome
-from roles.evidence import ToolCall, first_target, is_failed_call, split_exit_code
+from roles.evidence import (
+    ToolCall,
+    first_target,
+    is_failed_call,
+    parse_evidence,
+    split_exit_code,
+)
 from roles.loss import GGSConfig
 from roles.wording import plain
 
@@ -94,10 +102,47 @@ def is_failed_result(call: ToolCall) -> bool:
 
 
 def failed_targets(failing: list[FailingCall]) -> list[str]:
-    """Return the targets of the failing subtasks' calls that failed, once each."""
+    """Return the targets of the failing subtasks' calls that failed, once each.
+
+    A shell command that ran a file its own subtask wrote (``python hello.py``
+    after writing hello.py) failed because of what was written: blocking the
+    command would forbid the one step that checks the next version of the file.
+    """
+    written = {id(outcome): _written_paths(outcome) for outcome, _ in failing}
     return dedupe(
-        first_target(call.args) for _, call in failing if is_failed_result(call)
+        first_target(call.args)
+        for outcome, call in failing
+        if is_failed_result(call) and not _runs_written(call, written[id(outcome)])
     )
+
+
+# "> path", ">> path" or "tee path" in a shell command: the file it writes.
+_REDIRECT = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([^\s'\";&|]+)")
+
+
+def _written_paths(outcome: SubTaskOutcome) -> set[str]:
+    paths: set[str] = set()
+    for entry in outcome.tool_calls:
+        call = parse_evidence(entry)
+        if call is None:
+            continue
+        path, command = call.args.get("path"), call.args.get("command")
+        if call.tool == "write_file" and isinstance(path, str) and path.strip():
+            paths.add(path.strip())
+        elif call.tool == "shell" and isinstance(command, str):
+            paths.update(_REDIRECT.findall(command))
+    return {p for p in paths if p not in ("/dev/null", "&1", "&2")}
+
+
+def _runs_written(call: ToolCall, written: set[str]) -> bool:
+    command = call.args.get("command")
+    if call.tool != "shell" or not isinstance(command, str):
+        return False
+    return any(path in command and not _writes(command, path) for path in written)
+
+
+def _writes(command: str, path: str) -> bool:
+    return path in _REDIRECT.findall(command)
 
 
 def blocked_targets(

@@ -135,3 +135,16 @@ def test_change_approach_while_improving_keeps_a_tool_whose_call_succeeded():
     out = second.output
     assert out.directive == "change_approach" and out.grad_l < 0
     assert out.blocked_tools == ["read_file"]
+
+
+def test_running_a_file_the_subtask_wrote_is_not_blocked_when_the_file_is_wrong():
+    wrote = format_evidence(
+        "write_file", {"path": "/w/hello.py", "content": "hello"}, "wrote 5 bytes"
+    )
+    redirect = shell("echo hello > /w/run.sh", "[exit code 0]\n")
+    ran = shell("python /w/hello.py", "[exit code 1]\nNameError: name 'hello'")
+    ran_sh = shell("bash /w/run.sh", "[exit code 127]\nhello: command not found")
+    other = shell("python /w/other.py", "[exit code 2]\nNo such file or directory")
+    outcome = failed("s1", [wrote, redirect, ran, ran_sh, other])
+    out = step(GGSState(), replan(outcome)).output
+    assert out.blocked_targets == ["python /w/other.py"]
