@@ -76,7 +76,10 @@ def glob_files(
     found = [_shown(m, workspace) for m in matches[:limit]]
     extra = len(matches) - len(found)
     if not found:
-        return f"(no files matched pattern {pattern} under {base})"
+        return (
+            f"(no files matched pattern {pattern} under {base}; glob matches file "
+            "names: to find a word inside files, grep -rln 'WORD' DIR)"
+        )
     if extra:
         more = f"{extra}+" if len(matches) >= SCAN_LIMIT else str(extra)
         found.append(f"[… {more} more matches not shown; narrow the pattern]")

@@ -129,7 +129,7 @@ def test_glob_refuses_patterns_that_climb_out(toolbox):
         toolbox.call("glob", {"pattern": "*", "root": "/etc"})
 
 
-def test_glob_with_no_match_says_so(toolbox):
-    assert toolbox.call("glob", {"pattern": "*.nothing"}).startswith(
-        "(no files matched"
-    )
+def test_glob_with_no_match_says_so_and_how_to_search_inside_files(toolbox):
+    said = toolbox.call("glob", {"pattern": "*.nothing"})
+    assert said.startswith("(no files matched pattern *.nothing under ")
+    assert said.endswith("to find a word inside files, grep -rln 'WORD' DIR)")
