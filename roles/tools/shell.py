@@ -70,6 +70,26 @@ def format_shell_output(exit_code: int, text: str) -> str:
     return f"[exit code {exit_code}]\n{text}"
 
 
+_NOT_FOUND = re.compile(r"(?:^|: )([\w.+-]+): command not found$", re.MULTILINE)
+
+
+def with_missing_hint(result: str) -> str:
+    """Return a shell result, with a hint when it says a command is not installed.
+
+    ``xsv: command not found`` (exit code 127) says which tool is missing but
+    not what to do; a small model retries it. The hint names what is here.
+    """
+    code, text = parse_shell_output(result)
+    missing = _NOT_FOUND.findall(text) if code == 127 else []
+    if not missing:
+        return result
+    names = ", ".join(dict.fromkeys(missing))
+    return (
+        f"{result.rstrip()}\n[{names} is not installed here: do the same with "
+        "standard tools (awk, sed, cut, sort, wc, grep) or python3]"
+    )
+
+
 def parse_shell_output(text: str) -> tuple[int | None, str]:
     """Return ``(exit code, output)`` of a shell result; code None if absent."""
     match = EXIT_LINE.match(text)

@@ -207,3 +207,14 @@ def test_namesakes_outside_the_roots_or_in_hidden_paths_are_never_named(tmp_path
     assert str(err.value) == (
         f"no such file: {missing} (no file named 'missing.env' under {work})"
     )
+
+
+def test_a_command_that_is_not_installed_is_answered_with_what_to_use(tmp_path):
+    said = Toolbox(tmp_path).call("shell", {"command": "xsv count data.csv"})
+    assert said.startswith("[exit code 127]\n")
+    assert said.endswith(
+        "[xsv is not installed here: do the same with standard tools (awk, sed, "
+        "cut, sort, wc, grep) or python3]"
+    )
+    plain = Toolbox(tmp_path).call("shell", {"command": "echo 'x: command not found'"})
+    assert plain == "[exit code 0]\nx: command not found\n"
