@@ -135,8 +135,20 @@ def undelimited(pattern: str) -> tuple[str, int]:
     return found.group(1), sum({flags[f] for f in found.group(2)})
 
 
+# A pattern that names what it wants instead of matching it: "number" for
+# r"\d+". A small model writes these; read literally they match only prose.
+PLACEHOLDERS = {
+    "number": r"\d+",
+    "integer": r"\d+",
+    "digits": r"\d+",
+    "<number>": r"\d+",
+    "<integer>": r"\d+",
+}
+
+
 def _output_matches(check, result, _workspace) -> CheckResult:
     pattern, flags = undelimited(_param(check, "pattern", str))
+    pattern = PLACEHOLDERS.get(pattern.strip().lower(), pattern)
     try:
         regex = re.compile(pattern, re.MULTILINE | flags)
     except re.error as err:

@@ -205,3 +205,11 @@ def test_lookarounds_keep_their_meaning_in_the_second_try():
     verdict = check("output_matches", SETTINGS, pattern=r"(?<=port = )\d+")
     assert verdict.passed and "'8437'" in verdict.evidence
     assert not check("output_matches", SETTINGS, pattern=r"(?<=host = )\d+").passed
+
+
+@pytest.mark.parametrize("pattern", ["number", " Integer ", "<number>"])
+def test_a_pattern_that_names_a_number_matches_a_number(pattern):
+    counted = shell_result("wc -l app.log", "[exit code 0]\n58 app.log\n")
+    verdict = check("output_matches", counted, pattern=pattern)
+    assert verdict.passed and "/\\d+/" in verdict.evidence
+    assert not check("output_matches", HELLO, pattern=pattern).passed
