@@ -47,11 +47,12 @@ class RunAdmin(RecordAdmin):
         "task_id",
         "owner",
         "status",
+        "control",
         "directive",
         "round",
         "created_at",
     )
-    list_filter = ("status",)
+    list_filter = ("status", "control")
     list_select_related = ("owner",)
     search_fields = ("id", "task_id", "raw_input")
     inlines = [BusMessageInline]

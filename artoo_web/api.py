@@ -18,7 +18,7 @@ from artoo_web import api_tokens, inputs, runs
 from artoo_web.forms import clean_task_text
 from artoo_web.models import Approval, BusMessage, Run
 from artoo_web.summaries import rounds_of, usage_by_role
-from roles import quota
+from roles import control, quota
 
 PAGE = 500
 
@@ -93,6 +93,16 @@ def string_field(data: dict, name: str) -> str:
     return inputs.check_text(name, value)
 
 
+def control_field(data: dict) -> str:
+    """Return the run's control strategy: absent means ARTOO_CONTROL's."""
+    if "control" not in data:
+        return ""
+    value = data["control"]
+    if value not in control.NAMES:
+        raise ApiError(400, f"'control' must be one of {', '.join(control.NAMES)}.")
+    return value
+
+
 def visible_run(request: HttpRequest, run_id) -> Run:
     run = Run.objects.visible_to(request.user).filter(id=run_id).first()
     if run is None:
@@ -107,6 +117,7 @@ def run_json(run: Run) -> dict:
         "task_id": run.task_id,
         "input": run.raw_input,
         "round": run.round,
+        "control": run.control,
         "directive": run.directive,
         "rounds": rounds_of(run),
         "final_result": run.final_result,
@@ -148,7 +159,7 @@ def run_list(request: HttpRequest):
     except Exception as exc:
         messages = getattr(exc, "messages", [str(exc)])
         raise ApiError(400, " ".join(messages)) from None
-    run = runs.submit(request.user, text)
+    run = runs.submit(request.user, text, control_field(data))
     return JsonResponse(run_json(run), status=201)
 
 

@@ -5,6 +5,7 @@ from django.conf import settings
 
 from artoo_web import api_tokens
 from roles.contracts import Anomaly
+from roles.control import STRATEGIES
 
 
 def clean_task_text(text: str) -> str:
@@ -35,6 +36,17 @@ class RunForm(forms.Form):
             }
         ),
     )
+
+    control = forms.ChoiceField(
+        label="Control strategy",
+        required=False,
+        choices=[(s.name, f"{s.name}: {s.label}") for s in STRATEGIES.values()],
+        help_text="How the run replans after a round fails.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["control"].initial = settings.ARTOO_CONTROL
 
     def clean_raw_input(self) -> str:
         return clean_task_text(self.cleaned_data.get("raw_input", ""))

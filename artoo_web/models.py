@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from artoo_web import runfeed
+from roles import control
 from roles.runstate import RunState
 
 
@@ -26,6 +27,14 @@ class RunStatus(models.TextChoices):
 
 
 TERMINAL_STATUSES = frozenset({RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+CONTROL_CHOICES = [(name, name) for name in control.NAMES]
+
+
+def default_control() -> str:
+    """Return the strategy of a run submitted without one (``ARTOO_CONTROL``)."""
+    return settings.ARTOO_CONTROL
 
 
 class RunQuerySet(models.QuerySet):
@@ -55,6 +64,10 @@ class Run(models.Model):
     state = models.JSONField(default=dict, blank=True)
     final_result = models.JSONField(null=True, blank=True)
     directive = models.CharField(max_length=20, blank=True)
+    # How the loop is steered after each round (roles/control.py).
+    control = models.CharField(
+        max_length=10, choices=CONTROL_CHOICES, default=default_control
+    )
     tokens = models.PositiveIntegerField(default=0)
     human_wait_ms = models.PositiveBigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)

@@ -32,6 +32,7 @@ from artoo_web.models import (
 from artoo_web.summaries import usage_by_role
 from roles import ggs, humantime, quota
 from roles.contracts import FinalResult
+from roles.control import strategy_of
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +69,22 @@ class LimitReached(Exception):
         self.refusal = refusal
 
 
-def submit(owner, raw_input: str) -> Run:
+def submit(owner, raw_input: str, control: str = "") -> Run:
     """Create a queued run and enqueue its first step on commit.
 
-    Raise LimitReached, creating nothing, when the owner is at a limit.
+    ``control`` is the run's control strategy (``ARTOO_CONTROL`` when
+    empty). Raise ValueError for an unknown strategy and LimitReached when the
+    owner is at a limit, creating nothing.
     """
+    name = strategy_of(control or settings.ARTOO_CONTROL).name
     with transaction.atomic():
         check_limits(owner)
-        run = Run.objects.create(owner=owner, raw_input=raw_input)
+        run = Run.objects.create(owner=owner, raw_input=raw_input, control=name)
         TraceEvent.objects.create(
-            run=run, role="User", kind="submitted", data={"chars": len(raw_input)}
+            run=run,
+            role="User",
+            kind="submitted",
+            data={"chars": len(raw_input), "control": name},
         )
         transaction.on_commit(lambda: enqueue_start(run.id))
     return run
@@ -307,7 +314,7 @@ def abandon(
         rationale,
         run.load_state().loss,
         reason=reason,
-    )
+    ).model_copy(update={"control": run.control})
     finish(run, final, status)
     bus.send(run, "R7", "User", "FinalResult", final)
     return final

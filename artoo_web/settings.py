@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from artoo_web import livefile
 from artoo_web.env import envbool, envint, envlist, envstr
+from roles import control
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(envstr("ARTOO_DATA_DIR", str(BASE_DIR / ".artoo"))).resolve()
@@ -199,6 +200,14 @@ ARTOO_SANDBOX_ENV = envlist("ARTOO_SANDBOX_ENV")
 ARTOO_ALLOWED_PATHS = [Path(p).resolve() for p in envlist("ARTOO_ALLOWED_PATHS")]
 ARTOO_USER_SHARED = envbool("ARTOO_USER_SHARED", False)
 ARTOO_SHELL_TIMEOUT_S = envint("ARTOO_SHELL_TIMEOUT_S", 30, minimum=1)
+
+# The control strategy of a run submitted without one (roles/control.py).
+ARTOO_CONTROL = envstr("ARTOO_CONTROL", control.DEFAULT).strip().lower()
+if ARTOO_CONTROL not in control.NAMES:
+    raise ImproperlyConfigured(
+        f"ARTOO_CONTROL must be one of {', '.join(control.NAMES)}, "
+        f"not {ARTOO_CONTROL!r}"
+    )
 
 # The loop's clocks and the bus's delivery policy.
 ARTOO_APPROVAL_TIMEOUT_S = envint("ARTOO_APPROVAL_TIMEOUT_S", 300, minimum=1)

@@ -81,7 +81,8 @@ def run_create(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _refused_form(request, form, 400)
     try:
-        run = runs.submit(request.user, form.cleaned_data["raw_input"])
+        data = form.cleaned_data
+        run = runs.submit(request.user, data["raw_input"], data["control"])
     except runs.LimitReached as exc:
         form.add_error("raw_input", exc.refusal.message)
         response = _refused_form(request, form, 429)

@@ -18,7 +18,10 @@ class Contract(BaseModel):
 
 Mode = Literal["verifiable", "plausible"]
 FailureClass = Literal["logical", "environmental"]
-ActionDirective = Literal["refine", "change_path", "change_approach", "break_symmetry"]
+# ``retry`` is the control strategy of that name's plain replan (roles.control).
+ActionDirective = Literal[
+    "refine", "change_path", "change_approach", "break_symmetry", "retry"
+]
 TerminalDirective = Literal["accept", "success", "abandon"]
 MacroState = Literal[
     "init",
@@ -26,10 +29,13 @@ MacroState = Literal[
     "change_path",
     "change_approach",
     "break_symmetry",
+    "retry",
     "accept",
     "success",
     "abandon",
 ]
+# How a run is steered between rounds (roles.control).
+Control = Literal["ggs", "retry", "single"]
 Anomaly = Literal[
     "none",
     "boundary_violation",

@@ -26,7 +26,7 @@ from roles.audit_contracts import (
     RoleHealth,
     ToolHealth,
 )
-from roles.contract_base import Action, Anomaly, Contract, MacroState
+from roles.contract_base import Action, Anomaly, Contract, Control, MacroState
 from roles.criteria import (
     CHECK_TYPES,
     Criterion,
@@ -73,6 +73,7 @@ __all__ = [
     "ClarificationRequest",
     "Constraints",
     "Contract",
+    "Control",
     "ConvergenceHealth",
     "CorrectionSignal",
     "Criterion",

@@ -234,6 +234,10 @@ def abandon_cause(rnd: Round, config: GGSConfig) -> str:
             f"the checks still failed after {_plans(rnd.replans)} and the "
             "result checker advised stopping"
         )
+    if rnd.cause == "single":
+        return "the one round the control strategy allows did not pass its checks"
+    if rnd.cause == "rounds":
+        return f"no rounds left (at most {_plans(config.max_replans)})"
     return f"budget exhausted (Ω={rnd.omega:.2f} ≥ θ={config.theta})"
 
 
@@ -252,6 +256,16 @@ def stop_reason(rnd: Round, gap: str = "") -> str:
         text = (
             f"The checks still failed after {_plans(rnd.replans)}, and another "
             "plan was judged unlikely to help."
+        )
+    elif rnd.cause == "single":
+        text = (
+            "It was set to run one round only, with no second plan, and that "
+            "round did not pass its checks."
+        )
+    elif rnd.cause == "rounds":
+        text = (
+            f"It used up its rounds ({_plans(rnd.replans - 1)}) before the "
+            "checks passed."
         )
     elif rnd.replans:
         text = (

@@ -97,13 +97,7 @@ def plan_messages(
         f"Today's date: {today.isoformat()}",
         "TaskSpec:\n" + _json(spec.model_dump(mode="json")),
     ]
-    if directive is not None:
-        parts.append("PlanDirective:\n" + _json(directive.model_dump(mode="json")))
-        parts.append(DIRECTIVE_GUIDE)
-    if previous_outcomes:
-        parts.append(
-            "Outcomes of the previous round:\n" + outcomes_text(previous_outcomes)
-        )
+    parts += replan_parts(directive, previous_outcomes)
     parts.append(
         "--- MEMORY CONSTRAINTS (code-derived) ---\n"
         + (constraints.rstrip() or "(none)")
@@ -113,6 +107,29 @@ def plan_messages(
         {"role": "system", "content": system},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
+
+
+def replan_parts(
+    directive: PlanDirective | None, previous_outcomes: Sequence[SubTaskOutcome]
+) -> list[str]:
+    """Return what R2 hears about the rounds before this one.
+
+    A ``retry`` directive (``roles.control``) is heard as its one sentence
+    alone: the previous attempt failed, its gap, try again.
+    """
+    if directive is not None and directive.directive == "retry":
+        return [directive.rationale]
+    parts = []
+    if directive is not None:
+        # The strategy is the runtime's business, not a planning hint.
+        heard = directive.model_dump(mode="json", exclude={"control"})
+        parts.append("PlanDirective:\n" + _json(heard))
+        parts.append(DIRECTIVE_GUIDE)
+    if previous_outcomes:
+        parts.append(
+            "Outcomes of the previous round:\n" + outcomes_text(previous_outcomes)
+        )
+    return parts
 
 
 def outcomes_text(outcomes: Sequence[SubTaskOutcome]) -> str:

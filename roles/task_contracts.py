@@ -14,6 +14,7 @@ from pydantic import Field
 from roles.contract_base import (
     ActionDirective,
     Contract,
+    Control,
     FailureClass,
     MacroState,
     Mode,
@@ -165,6 +166,8 @@ class PlanDirective(Contract):
     budget_pressure: float = Field(ge=0.0, le=1.0)
     grad_l: float
     rationale: str = ""
+    # The run's control strategy: a transcript shows who decided.
+    control: Control = "ggs"
 
 
 class FinalResult(Contract):
@@ -181,6 +184,7 @@ class FinalResult(Contract):
     rationale: str = ""
     # Why a run that did not finish stopped, in the user's words.
     reason: str = ""
+    control: Control = "ggs"
 
 
 class ApprovalRequest(Contract):

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from artoo_web.models import Run
 from artoo_web.summaries import usage_by_role
+from roles.control import STRATEGIES
 
 
 def elapsed_s(run: Run, now: datetime | None = None) -> int:
@@ -22,4 +23,11 @@ def header_context(run: Run) -> dict:
         "usage_tokens": sum(u["tokens"] for u in usage.values()),
         "usage_calls": sum(u["calls"] for u in usage.values()),
         "elapsed_s": elapsed_s(run),
+        "control_label": control_label(run.control),
     }
+
+
+def control_label(name: str) -> str:
+    """Return what the run's control strategy does, in a few words."""
+    strategy = STRATEGIES.get(name)
+    return strategy.label if strategy else name

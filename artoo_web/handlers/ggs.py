@@ -1,4 +1,8 @@
-"""R7 on the bus: one GGS step per verdict, its state kept on the Run row."""
+"""R7 on the bus: one step of the run's control strategy per verdict.
+
+The strategy (``Run.control``: GGS, plain retry or a single round) is data that
+``roles.control`` reads; GGS's state is kept on the Run row whatever it is.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from django.utils import timezone
 from artoo_web import bus, followups, runtime
 from artoo_web.models import BusMessage, Run, RunStatus
 from artoo_web.runs import finish, lock_current
-from roles import ggs, ggs_megrams
+from roles import control, ggs, ggs_megrams
 from roles.contracts import FinalResult, Megram, OutcomeSummary, ReplanRequest
 from roles.loss import GGSConfig
 from roles.runstate import RunState
@@ -18,14 +22,15 @@ CONTRACT = {"ReplanRequest": ReplanRequest, "OutcomeSummary": OutcomeSummary}
 
 
 def solve(msg: BusMessage) -> None:
-    """(R7, ReplanRequest | OutcomeSummary): step GGS; replan or end the run."""
+    """(R7, ReplanRequest | OutcomeSummary): step the control; replan or end."""
     run = lock_current(msg.run_id, msg.round)
     if run is None:
         return
     message = CONTRACT[msg.type].model_validate(msg.payload)
     state = run.load_state()
     state.keep_outcomes(message.outcomes)
-    result = ggs.step(
+    result = control.step(
+        run.control,
         ggs.GGSState.from_dict(run.ggs_state or {}),
         message,
         GGSConfig(time_budget_ms=settings.ARTOO_TIME_BUDGET_S * 1000),

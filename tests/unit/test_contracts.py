@@ -62,7 +62,8 @@ def test_plan_directive_parses_the_spec_example():
     directive = parse_payload("PlanDirective", payload)
 
     assert isinstance(directive, PlanDirective)
-    assert directive.model_dump(mode="json") == payload
+    # The spec's fields, plus the run's control strategy (GGS unless said).
+    assert directive.model_dump(mode="json") == {**payload, "control": "ggs"}
 
 
 def test_invalid_data_names_the_field():

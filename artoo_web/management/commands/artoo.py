@@ -9,6 +9,7 @@ from artoo_web.dashboard.final import result_of
 from artoo_web.forms import clean_task_text
 from artoo_web.models import BusMessage, Run
 from artoo_web.summaries import usage_by_role
+from roles import control
 from roles.contracts import (
     CONTRACTS,
     FinalResult,
@@ -36,7 +37,7 @@ def describe(msg: BusMessage) -> str:
     if isinstance(p, PlanDirective | FinalResult):
         loss = p.loss or NO_LOSS
         return (
-            f"{head}  {p.prev_directive}→{p.directive}  "
+            f"{head}  [{p.control or 'ggs'}] {p.prev_directive}→{p.directive}  "
             f"D={loss.D:.2f} P={loss.P:.2f} "
             f"∇L={p.grad_l or 0:+.2f} Ω={loss.Omega:.2f}"
         )
@@ -54,6 +55,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--timeout", type=float, default=900.0)
         parser.add_argument(
+            "--control",
+            dest="strategy",
+            choices=control.NAMES,
+            help="the run's control strategy (default: ARTOO_CONTROL, "
+            f"{control.DEFAULT} when unset)",
+        )
+        parser.add_argument(
             "--yes", action="store_true", help="approve Law 1 prompts without asking"
         )
         parser.add_argument(
@@ -65,7 +73,9 @@ class Command(BaseCommand):
             f"(default {NEXT_MOVES_WAIT_S:g} s)",
         )
 
-    def handle(self, *args, task, user, timeout, yes, next_moves_wait, **options):
+    def handle(
+        self, *args, task, user, timeout, yes, next_moves_wait, strategy, **options
+    ):
         if next_moves_wait < 0:
             raise CommandError("--next-moves-wait must be 0 or more seconds.")
         owner = self.owner(user)
@@ -74,10 +84,11 @@ class Command(BaseCommand):
         except Exception as exc:
             raise CommandError(" ".join(getattr(exc, "messages", [str(exc)]))) from None
         try:
-            run = runs.submit(owner, text)
+            run = runs.submit(owner, text, strategy or "")
         except runs.LimitReached as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"run {run.id}")
+        self.stdout.write(f"control {run.control}")
         last = self.follow(run, owner, timeout, yes)
         if run.expects_next_moves:
             self.await_next_moves(run, owner, last, next_moves_wait)
