@@ -2,9 +2,10 @@
 
 With a model: the tool loop (``roles.toolloop``) over the toolbox's tools, at
 most ``max_turns`` model turns; a call identical to the previous one is blocked
-once with a warning and a second repeat fails the attempt. The final message is
-``{"status": "completed|uncertain|failed", "output": …}``; anything else is
-kept as an ``uncertain`` result with the raw text as output.
+once with a warning and a second repeat fails the attempt; a first ``failed``
+answer given while turns remain is sent back once (``roles.executor_review``).
+The final message is ``{"status": "completed|uncertain|failed", "output": …}``;
+anything else is kept as an ``uncertain`` result with the raw text as output.
 
 Offline: the subtask's ``intent`` is the exact command line (the offline planner
 also puts ``command: <line>`` in ``context``); it runs through the same shell
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
+from roles.executor_review import review_failed
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.llm import LLMCancelled, LLMError, Usage
 from roles.offline import OfflineModel
@@ -138,6 +140,7 @@ def _run_model(messages, model, toolbox: Toolbox, max_turns: int, resume: dict):
             max_turns=max_turns,
             final_schema=FINAL_SCHEMA,
             resume=resume.get("loop"),
+            review=review_failed,
         )
     except ToolPaused as paused:
         loop_state = paused.state.pop("loop")

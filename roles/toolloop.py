@@ -48,6 +48,9 @@ __all__ = [
 ]
 
 CallTool = Callable[[str, Mapping[str, Any]], str]
+# (final content, calls so far, reviews so far) -> a message that sends the
+# model back to work, or None to take the final answer.
+Review = Callable[[str, Sequence["ToolCallRecord"], int], str | None]
 
 
 class ToolError(Exception):
@@ -104,6 +107,7 @@ def run_tool_loop(
     protocol: str | None = None,
     final_schema: Mapping[str, Any] | None = None,
     resume: Mapping[str, Any] | None = None,
+    review: Review | None = None,
 ) -> ToolLoopResult:
     """Alternate model turns and tool calls until a final answer or ``max_turns``.
 
@@ -130,7 +134,12 @@ def run_tool_loop(
         final, reply = TURNS[loop.protocol](loop)
         usage += reply.usage
         if final is not None:
-            return ToolLoopResult(final, tuple(loop.calls), number, usage)
+            push = None
+            if review is not None and number < max_turns:
+                push = review(final, tuple(loop.calls), loop.reviews)
+            if push is None:
+                return ToolLoopResult(final, tuple(loop.calls), number, usage)
+            loop.send_back(reply.content, push)
         loop.drain(number)
     return ToolLoopResult(None, tuple(loop.calls), max_turns, usage, exhausted=True)
 
@@ -148,6 +157,7 @@ class _Loop:
         self.calls: list[ToolCallRecord] = []
         self.queue: list[dict[str, Any]] = []
         self.protocol = "native"
+        self.reviews = 0
 
     def use(self, protocol: str) -> None:
         """Switch to ``protocol``, telling the model how to call tools in it."""
@@ -155,6 +165,12 @@ class _Loop:
             prompt = SCHEMA_PROTOCOL_PROMPT if protocol == "schema" else None
             self.convo = with_protocol_prompt(self.convo, self.tools, prompt)
         self.protocol = protocol
+
+    def send_back(self, said: str, message: str) -> None:
+        """Answer a final reply with ``message``: the model goes on working."""
+        self.reviews += 1
+        self.convo.append({"role": "assistant", "content": said})
+        self.convo.append({"role": "user", "content": message})
 
     def said_later(
         self, content: str, name: str, args: Any, problem: str | None = None
@@ -205,6 +221,7 @@ class _Loop:
             "convo": [dict(m) for m in self.convo],
             "calls": [asdict(c) for c in self.calls],
             "queue": [dict(c) for c in self.queue],
+            "reviews": self.reviews,
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
@@ -213,6 +230,7 @@ class _Loop:
         self.convo = [dict(m) for m in state["convo"]]
         self.calls = [ToolCallRecord(**c) for c in state["calls"]]
         self.queue = [dict(c) for c in state["queue"]]
+        self.reviews = int(state.get("reviews", 0))
 
 
 def _execute(

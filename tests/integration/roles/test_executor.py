@@ -180,11 +180,47 @@ def test_a_final_message_in_a_fence_after_reasoning_is_parsed():
 
 def test_tool_errors_reach_the_model_and_the_evidence(llm_server, workspace):
     llm_server.reply("R3", tool_calls=[("read_file", {"path": "../../etc/passwd"})])
-    llm_server.reply("R3", '{"status": "failed", "output": "outside the workspace"}')
+    for _ in range(2):
+        llm_server.reply(
+            "R3", '{"status": "failed", "output": "outside the workspace"}'
+        )
     result = run(llm_server, workspace).result
     assert llm_server.requests[1].messages[-1]["content"].startswith("ERROR: path")
     assert "→ ERROR: path '../../etc/passwd' resolves to" in result.tool_calls[0]
     assert result.status == "failed"
+
+
+def test_a_first_failed_answer_is_sent_back_with_the_last_result(llm_server, workspace):
+    llm_server.reply("R3", tool_calls=[("read_file", {"path": "nope.txt"})])
+    llm_server.reply("R3", '{"status": "failed", "output": "no such file"}')
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "wc -l < notes.txt"})])
+    llm_server.reply("R3", FINAL)
+    execution = run(llm_server, workspace)
+    assert (execution.result.status, execution.result.output) == (
+        "completed",
+        "3 lines",
+    )
+    sent_back = llm_server.requests[2].messages
+    assert sent_back[-2] == {
+        "role": "assistant",
+        "content": '{"status": "failed", "output": "no such file"}',
+    }
+    assert sent_back[-1]["role"] == "user"
+    assert sent_back[-1]["content"].startswith("Not yet: you reported failed after 1")
+    assert "The last tool result (read_file):\nERROR:" in sent_back[-1]["content"]
+    assert [c.name for c in execution.calls] == ["read_file", "shell"]
+
+
+def test_a_second_failed_answer_or_one_on_the_last_turn_is_taken(llm_server, workspace):
+    llm_server.reply("R3", tool_calls=[("read_file", {"path": "nope.txt"})])
+    for _ in range(2):
+        llm_server.reply("R3", '{"status": "failed", "output": "cannot"}')
+    assert run(llm_server, workspace).result.status == "failed"
+    assert len(llm_server.requests) == 3
+    llm_server.reply("R3", tool_calls=[("read_file", {"path": "nope.txt"})])
+    llm_server.reply("R3", '{"status": "failed", "output": "cannot"}')
+    assert run(llm_server, workspace, max_turns=2).result.status == "failed"
+    assert len(llm_server.requests) == 5
 
 
 def test_law1_denial_is_what_the_model_sees_and_nothing_is_deleted(
@@ -198,6 +234,7 @@ def test_law1_denial_is_what_the_model_sees_and_nothing_is_deleted(
         "[LAW1] rm deletes files permanently — denied by the operator"
     )
     assert result.tool_calls[0].endswith("denied by the operator")
+    assert len(llm_server.requests) == 2  # a denial is final: not sent back
 
 
 def test_the_json_tool_protocol_works_too(llm_server, workspace):

@@ -1,0 +1,41 @@
+"""R3's second look at a first ``failed`` answer."""
+
+from __future__ import annotations
+
+from roles.executor_review import review_failed
+from roles.toolloop import ToolCallRecord
+
+FAILED = '{"status": "failed", "output": "not found"}'
+GLOB = ToolCallRecord("glob", {"pattern": "**/x"}, "no match; use grep -rln", True)
+
+
+def test_a_first_failed_answer_is_sent_back_with_the_last_result():
+    message = review_failed(FAILED, (GLOB,), 0)
+    assert message is not None
+    assert message.startswith("Not yet: you reported failed after 1 tool call,")
+    assert "The last tool result (glob):\nno match; use grep -rln\n" in message
+
+
+def test_a_failed_answer_without_calls_is_sent_back_too():
+    message = review_failed(f"```json\n{FAILED}\n```", (), 0)
+    assert message is not None
+    assert "after 0 tool calls" in message
+    assert "The last tool result" not in message
+
+
+def test_other_answers_a_second_failed_and_a_denial_are_taken():
+    assert review_failed('{"status": "completed", "output": 3}', (GLOB,), 0) is None
+    assert review_failed("not json at all", (GLOB,), 0) is None
+    assert review_failed(FAILED, (GLOB,), 1) is None
+    denial = ToolCallRecord(
+        "shell", {"command": "rm a"}, "[LAW1] rm deletes — denied by the operator"
+    )
+    assert review_failed(FAILED, (denial, GLOB), 0) is None
+
+
+def test_a_long_last_result_is_cut_head_and_tail():
+    big = ToolCallRecord("shell", {"command": "cat big"}, "A" * 5000 + "END")
+    message = review_failed(FAILED, (big,), 0)
+    assert message is not None
+    assert len(message) < 1200
+    assert "END" in message
