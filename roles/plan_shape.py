@@ -1,4 +1,4 @@
-"""The plan as it will run: prompt examples dropped, linear chains joined, and the
+r"""The plan as it will run: prompt examples dropped, linear chains joined, and the
 request's paths put back where a subtask lost them.
 
 A small model copies the examples of R2's instructions into its plan ("output
@@ -20,6 +20,13 @@ result — the last step's, plus any earlier ``file_exists`` check (an effect
 lasts; an intermediate output does not exist on its own any more). A plan with
 parallel subtasks is kept as written: it is not a chain. ``split`` (the
 default elsewhere) keeps every plan as R2 wrote it.
+
+A small model also lists the formats it would accept as separate checks of one
+subtask: ``^\d+$`` and ``^\d+ lines$`` for a line count. Each demands that a
+whole line be something else, so no output meets both and the subtask can never
+pass. ``merge_line_formats`` makes such checks one check that any of the formats
+meets; a check of another kind, or a pattern not anchored at both ends, is kept
+as it is (the evidence rule of R4a still judges what matched).
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from roles.contracts import CriterionSpec, SubTask, normalise_criterion
+from roles.checks import undelimited
+from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 
 NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,5}\b)")
 
@@ -54,6 +62,8 @@ def shape_plan(
     if join:
         subtasks, note = join_chain(subtasks)
         notes += [note] if note else []
+    subtasks, merged = merge_line_formats(subtasks)
+    notes += merged
     return [anchor_request(s, request) for s in subtasks], criteria, notes
 
 
@@ -138,6 +148,48 @@ def _lasting_criteria(steps: Sequence[SubTask]) -> list:
             if check.get("type") == "file_exists" and value not in kept:
                 kept.append(value)
     return kept + [v for v in steps[-1].success_criteria if v not in kept]
+
+
+def merge_line_formats(
+    subtasks: Sequence[SubTask],
+) -> tuple[list[SubTask], list[str]]:
+    """Return the subtasks with each one's whole-line format checks as one check
+    that any of them meets, and a note for each subtask changed."""
+    shaped, notes = [], []
+    for sub in subtasks:
+        formats = [v for v in sub.success_criteria if _line_format(v) is not None]
+        if len(formats) < 2:
+            shaped.append(sub)
+            continue
+        patterns = [_line_format(v) for v in formats]
+        merged = "|".join(f"(?:{p})" for p in patterns)
+        check = {"type": "output_matches", "pattern": merged}
+        one = Criterion(
+            criterion="a line of the output has one of the formats "
+            + ", ".join(f"/{p}/" for p in patterns),
+            check=check,
+        )
+        at = sub.success_criteria.index(formats[0])
+        rest = [v for v in sub.success_criteria if v not in formats]
+        shaped.append(
+            sub.model_copy(update={"success_criteria": [*rest[:at], one, *rest[at:]]})
+        )
+        notes.append(
+            f"{sub.intent}: {len(formats)} checks that each demand a whole line of "
+            "another format became one check any of them meets"
+        )
+    return shaped, notes
+
+
+def _line_format(value: CriterionSpec) -> str | None:
+    """Return the pattern of a whole-line ``output_matches`` check, else None."""
+    check = normalise_criterion(value).check or {}
+    pattern = check.get("pattern")
+    if check.get("type") != "output_matches" or not isinstance(pattern, str):
+        return None
+    pattern, flags = undelimited(pattern)
+    anchored = pattern.startswith("^") and pattern.endswith("$")
+    return pattern if anchored and not flags and not pattern.endswith("\\$") else None
 
 
 def names_tool(text: str, tools: Sequence[str]) -> str:
