@@ -8,6 +8,7 @@ symlinks that lead out are refused with a message naming where they lead.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -100,6 +101,8 @@ def not_found(
     conf/): like a shell's "did you mean", the error lists up to ``NEAR_LIMIT``
     files of that name under the nearest existing directory above it, inside
     the roots and at most ``depth`` levels down, so the next call can read one.
+    When there is none, it says how to find the file that holds the name's
+    stem (a small model guesses ``normalize_sku.py`` for a function's file).
     """
     message = f"no such file: {path}"
     base = path.parent
@@ -122,7 +125,10 @@ def not_found(
         if len(found) >= NEAR_LIMIT or seen >= SCAN_LIMIT:
             break
     if not found:
-        return f"{message} (no file named {path.name!r} under {base})"
+        # A guessed file name is often what the file holds (a function, a key).
+        word, where = shlex.quote(path.stem), shlex.quote(str(base))
+        hint = f"to find the file that holds a word: grep -rln {word} {where}"
+        return f"{message} (no file named {path.name!r} under {base}; {hint})"
     named = ", ".join(_shown(f, workspace) for f in found)
     return f"{message}; files named {path.name!r} under {base}: {named}"
 

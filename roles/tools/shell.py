@@ -71,23 +71,34 @@ def format_shell_output(exit_code: int, text: str) -> str:
 
 
 _NOT_FOUND = re.compile(r"(?:^|: )([\w.+-]+): command not found$", re.MULTILINE)
+_SYNTAX = re.compile(r'File "([^"\n]+\.py)", line \d+\n(?:.*\n)*?\w*SyntaxError:')
 
 
-def with_missing_hint(result: str) -> str:
-    """Return a shell result, with a hint when it says a command is not installed.
+def with_hint(result: str) -> str:
+    """Return a shell result, with a hint when it says what is wrong but not
+    what to do.
 
-    ``xsv: command not found`` (exit code 127) says which tool is missing but
-    not what to do; a small model retries it. The hint names what is here.
+    ``xsv: command not found`` (exit code 127) says which tool is missing; a
+    small model retries it. The hint names what is here. A ``SyntaxError`` in a
+    script usually means the file holds the text the script should print
+    (``echo 'hello' > hello.py``); the hint says what a script file holds.
     """
     code, text = parse_shell_output(result)
     missing = _NOT_FOUND.findall(text) if code == 127 else []
-    if not missing:
-        return result
-    names = ", ".join(dict.fromkeys(missing))
-    return (
-        f"{result.rstrip()}\n[{names} is not installed here: do the same with "
-        "standard tools (awk, sed, cut, sort, wc, grep) or python3]"
-    )
+    if missing:
+        names = ", ".join(dict.fromkeys(missing))
+        return (
+            f"{result.rstrip()}\n[{names} is not installed here: do the same with "
+            "standard tools (awk, sed, cut, sort, wc, grep) or python3]"
+        )
+    broken = _SYNTAX.search(text) if code else None
+    if broken:
+        return (
+            f"{result.rstrip()}\n[{broken.group(1)} is not valid Python: a script "
+            "file holds code, not the text it should print; to print a line it "
+            "holds print('the line'). Write it with write_file, then run it again]"
+        )
+    return result
 
 
 def parse_shell_output(text: str) -> tuple[int | None, str]:

@@ -39,7 +39,7 @@ from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
 from roles.tools.sandbox import Sandbox, give_to_sandbox
-from roles.tools.shell import kill_group, run_shell, with_missing_hint
+from roles.tools.shell import kill_group, run_shell, with_hint
 from roles.tools.specs import TOOL_SPECS, refuse
 
 __all__ = [
@@ -151,7 +151,7 @@ class Toolbox:
                 if output is None:
                     output = self._run(name, args)
             if name == "shell":
-                output = with_missing_hint(output)
+                output = with_hint(output)
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)
             raise

@@ -205,7 +205,8 @@ def test_namesakes_outside_the_roots_or_in_hidden_paths_are_never_named(tmp_path
         outside.call("read_file", {"path": "missing.env"})
     missing = work / "missing.env"
     assert str(err.value) == (
-        f"no such file: {missing} (no file named 'missing.env' under {work})"
+        f"no such file: {missing} (no file named 'missing.env' under {work}; "
+        f"to find the file that holds a word: grep -rln missing {work})"
     )
 
 
@@ -218,3 +219,19 @@ def test_a_command_that_is_not_installed_is_answered_with_what_to_use(tmp_path):
     )
     plain = Toolbox(tmp_path).call("shell", {"command": "echo 'x: command not found'"})
     assert plain == "[exit code 0]\nx: command not found\n"
+
+
+def test_a_script_that_holds_its_output_instead_of_code_gets_a_hint(tmp_path):
+    toolbox = Toolbox(tmp_path)
+    toolbox.call("shell", {"command": "echo 'hello from artoo' > hello.py"})
+    said = toolbox.call("shell", {"command": "python3 hello.py"})
+    assert said.startswith("[exit code 1]\n")
+    assert "SyntaxError" in said
+    assert said.rstrip().endswith(
+        "hello.py is not valid Python: a script file holds code, not the text it "
+        "should print; to print a line it holds print('the line'). Write it with "
+        "write_file, then run it again]"
+    )
+    (tmp_path / "ok.py").write_text("print('SyntaxError: in a string')\n")
+    fine = toolbox.call("shell", {"command": "python3 ok.py"})
+    assert fine == "[exit code 0]\nSyntaxError: in a string\n"
