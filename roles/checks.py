@@ -144,10 +144,22 @@ PLACEHOLDERS = {
     "<number>": r"\d+",
     "<integer>": r"\d+",
 }
+# "regex" or "pattern" names no format at all: any output that is not blank
+# meets it (R4a's evidence rule and the other checks still judge the output).
+NO_FORMAT = ("regex", "<regex>", "pattern", "<pattern>")
 
 
 def _output_matches(check, result, _workspace) -> CheckResult:
     pattern, flags = undelimited(_param(check, "pattern", str))
+    if pattern.strip().lower() in NO_FORMAT:
+        said = output_text(result.output).strip()
+        if said:
+            return CheckResult(
+                True, f"/{pattern}/ names no format; output: {_quote(said)}"
+            )
+        return CheckResult(
+            False, f"/{pattern}/ names no format and the output is blank"
+        )
     pattern = PLACEHOLDERS.get(pattern.strip().lower(), pattern)
     try:
         regex = re.compile(pattern, re.MULTILINE | flags)

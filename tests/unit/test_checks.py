@@ -213,3 +213,13 @@ def test_a_pattern_that_names_a_number_matches_a_number(pattern):
     verdict = check("output_matches", counted, pattern=pattern)
     assert verdict.passed and "/\\d+/" in verdict.evidence
     assert not check("output_matches", HELLO, pattern=pattern).passed
+
+
+@pytest.mark.parametrize("pattern", ["regex", "<pattern>", " Pattern"])
+def test_a_pattern_that_names_no_format_is_met_by_any_output_a_tool_shows(pattern):
+    counted = shell_result("wc -l app.log", "[exit code 0]\n58 app.log\n")
+    counted = counted.model_copy(update={"output": "58"})
+    verdict = check("output_matches", counted, pattern=pattern)
+    assert verdict.passed and "names no format; output: '58'" in verdict.evidence
+    blank = shell_result("true", "[exit code 0]\n").model_copy(update={"output": ""})
+    assert not check("output_matches", blank, pattern=pattern).passed
