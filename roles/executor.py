@@ -3,7 +3,8 @@
 With a model: the tool loop (``roles.toolloop``) over the toolbox's tools, at
 most ``max_turns`` model turns; a call identical to the previous one is blocked
 once with a warning and a second repeat fails the attempt; a first ``failed``
-answer given while turns remain is sent back once (``roles.executor_review``).
+answer, or one without evidence, given while turns remain is sent back once
+(``roles.executor_review``).
 The final message is ``{"status": "completed|uncertain|failed", "output": …}``;
 anything else is kept as an ``uncertain`` result with the raw text as output.
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
-from roles.executor_review import review_failed
+from roles.executor_review import reviewer
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.llm import LLMCancelled, LLMError, Usage
 from roles.offline import OfflineModel
@@ -98,8 +99,9 @@ def execute(
                     subtask, toolbox, correction, prior_outputs, attempt, max_turns
                 )
             )
+            review = reviewer(subtask, lambda: toolbox.evidence[start:])
             status, output, note, usage, error = _run_model(
-                messages, model, toolbox, max_turns, resume
+                messages, model, toolbox, max_turns, resume, review
             )
     except ToolPaused as paused:
         paused.state["executor"] = {**paused.state.get("executor", {}), "start": start}
@@ -128,7 +130,7 @@ def _run_offline(subtask: SubTask, model: OfflineModel, toolbox: Toolbox):
     return status, output, None
 
 
-def _run_model(messages, model, toolbox: Toolbox, max_turns: int, resume: dict):
+def _run_model(messages, model, toolbox: Toolbox, max_turns, resume, review):
     metered = _Metered(model)
     guard = _RepeatGuard(toolbox.call, resume.get("guard"))
     try:
@@ -140,7 +142,7 @@ def _run_model(messages, model, toolbox: Toolbox, max_turns: int, resume: dict):
             max_turns=max_turns,
             final_schema=FINAL_SCHEMA,
             resume=resume.get("loop"),
-            review=review_failed,
+            review=review,
         )
     except ToolPaused as paused:
         loop_state = paused.state.pop("loop")

@@ -1,19 +1,32 @@
-"""R3's second look at a ``failed`` answer given while turns remain.
+"""R3's second look at its own final answer while turns remain.
 
 A small model often reports failure right after its first failed call, even
 when that call's result says what to do instead (a hint to use grep, a file of
-the same name elsewhere). Once per attempt such an answer is sent back with the
-last tool result, so the model tries another way before the attempt is spent;
-a second ``failed`` is taken as it is. An operator's Law 1 denial is final and
-is never sent back.
+the same name elsewhere); and it often reports a number it never had a tool
+compute, or an answer without calling a tool at all. R4a fails such an answer,
+and the next attempt starts over from nothing: the model reads the file again
+and makes up the same number. So, once per attempt and while turns remain, the
+executor's own loop sends such an answer back with R4a's reason, and the model
+carries on in the conversation where it has already seen the data:
+
+- ``failed``: with the last tool result, to try another way first. An
+  operator's Law 1 denial is final and is never sent back;
+- ``completed`` or ``uncertain`` that R4a's evidence rule would fail (no tool
+  call succeeded; a number or path no tool output shows; a total no tool
+  computed): with that rule's reason.
+
+A second answer is taken as it is, and R4a judges it as always.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from roles.agent_validator_judge import invented_facts, unsupported
+from roles.contracts import ExecutionResult, SubTask
 from roles.jsonparse import JSONExtractError, extract_json
-from roles.toolloop import ToolCallRecord
+from roles.toolloop import Review, ToolCallRecord
 from roles.tools import head_tail
 
 LAST_RESULT_CAP = 600
@@ -22,13 +35,42 @@ SEND_BACK = (
     "One failed call is not failure.{last} Follow any hint in it, or try a "
     "different command, path or tool. Report failed only when no tool can do it."
 )
+NO_EVIDENCE = (
+    "Not yet: {why}. Your answer is checked against tool output only, and no "
+    "tool output shows it yet. Do that now with a tool, then give your final "
+    "JSON answer with what the tool printed."
+)
+
+
+def reviewer(subtask: SubTask, evidence: Callable[[], Sequence[str]]) -> Review:
+    """Return the review of ``subtask``'s final answers; ``evidence`` returns
+    this attempt's calls as R4a will read them."""
+
+    def review(final: str, calls: Sequence[ToolCallRecord], reviews: int):
+        if reviews:
+            return None
+        answer = _answer(final)
+        if answer.get("status") == "failed":
+            return review_failed(final, calls, reviews)
+        if answer.get("status") not in ("completed", "uncertain"):
+            return None
+        result = ExecutionResult(
+            subtask_id=subtask.subtask_id,
+            status=answer["status"],
+            output=answer.get("output"),
+            tool_calls=list(evidence()),
+        )
+        why = unsupported(result) or invented_facts(subtask, result)
+        return NO_EVIDENCE.format(why=why.rstrip(".")) if why else None
+
+    return review
 
 
 def review_failed(
     final: str, calls: Sequence[ToolCallRecord], reviews: int
 ) -> str | None:
     """Return the message that sends a first ``failed`` back, else None."""
-    if reviews or _status(final) != "failed" or _denied(calls):
+    if reviews or _answer(final).get("status") != "failed" or _denied(calls):
         return None
     count = f"{len(calls)} tool call{'' if len(calls) == 1 else 's'}"
     last = ""
@@ -38,12 +80,12 @@ def review_failed(
     return SEND_BACK.format(calls=count, last=last)
 
 
-def _status(final: str) -> str:
+def _answer(final: str) -> dict[str, Any]:
     try:
         value = extract_json(final)
     except JSONExtractError:
-        return ""
-    return str(value.get("status", "")) if isinstance(value, dict) else ""
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _denied(calls: Sequence[ToolCallRecord]) -> bool:

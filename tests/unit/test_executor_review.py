@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from roles.executor_review import review_failed
+from roles.contracts import SubTask
+from roles.executor_review import review_failed, reviewer
 from roles.toolloop import ToolCallRecord
 
 FAILED = '{"status": "failed", "output": "not found"}'
@@ -39,3 +40,23 @@ def test_a_long_last_result_is_cut_head_and_tail():
     assert message is not None
     assert len(message) < 1200
     assert "END" in message
+
+
+SUBTASK = SubTask(subtask_id="s1", parent_task_id="t", intent="Sum the amounts")
+
+
+def test_an_answer_without_evidence_is_sent_back_with_r4as_reason():
+    review = reviewer(SUBTASK, lambda: [])
+    message = review('{"status": "completed", "output": "10000"}', (), 0)
+    assert message is not None
+    assert message.startswith("Not yet: no tool was called.")
+    assert review('{"status": "completed", "output": "10000"}', (), 1) is None
+
+
+def test_an_answer_a_tool_output_shows_is_taken():
+    shown = ['shell: {"command": "awk ..."} → [exit code 0]\n44025']
+    review = reviewer(SUBTASK, lambda: shown)
+    assert review('{"status": "completed", "output": "44025"}', (), 0) is None
+    unshown = review('{"status": "completed", "output": "10000"}', (), 0)
+    assert unshown is not None
+    assert "'10000', which no tool output shows" in unshown

@@ -23,6 +23,7 @@ SUBTASK = SubTask(
     context="notes.txt is in the workspace",
 )
 FINAL = '{"status": "completed", "output": "3 lines"}'
+DONE = '{"status": "completed", "output": "done"}'
 
 
 @pytest.fixture
@@ -137,7 +138,7 @@ def test_a_different_call_in_between_resets_the_repeat_rule(llm_server, workspac
     other = ("read_file", {"path": "log"})
     for call in (first, other, first):
         llm_server.reply("R3", tool_calls=[call])
-    llm_server.reply("R3", FINAL)
+    llm_server.reply("R3", DONE)
     execution = run(llm_server, workspace)
     assert execution.result.status == "completed"
     assert (workspace / "log").read_text() == "a\na\n"
@@ -211,6 +212,31 @@ def test_a_first_failed_answer_is_sent_back_with_the_last_result(llm_server, wor
     assert [c.name for c in execution.calls] == ["read_file", "shell"]
 
 
+def test_an_answer_no_tool_output_shows_is_sent_back_once(llm_server, workspace):
+    llm_server.reply("R3", tool_calls=[("read_file", {"path": "notes.txt"})])
+    llm_server.reply("R3", '{"status": "completed", "output": "1000 lines"}')
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "wc -l < notes.txt"})])
+    llm_server.reply("R3", FINAL)
+    execution = run(llm_server, workspace)
+    assert execution.result.output == "3 lines"
+    sent_back = llm_server.requests[2].messages[-1]["content"]
+    assert sent_back.startswith("Not yet: the claimed output states '1000'")
+    assert "run a command that prints it" in sent_back
+
+
+def test_a_second_answer_without_evidence_is_taken_as_it_is(llm_server, workspace):
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "true"})])
+    for _ in range(2):
+        llm_server.reply("R3", '{"status": "completed", "output": "42"}')
+    execution = run(llm_server, workspace)
+    assert (execution.result.status, execution.result.output) == ("completed", "42")
+    assert len(llm_server.requests) == 3  # the second answer is taken as it is
+    assert (
+        "'42', which no tool output shows"
+        in (llm_server.requests[2].messages[-1]["content"])
+    )
+
+
 def test_a_second_failed_answer_or_one_on_the_last_turn_is_taken(llm_server, workspace):
     llm_server.reply("R3", tool_calls=[("read_file", {"path": "nope.txt"})])
     for _ in range(2):
@@ -240,7 +266,7 @@ def test_law1_denial_is_what_the_model_sees_and_nothing_is_deleted(
 def test_the_json_tool_protocol_works_too(llm_server, workspace):
     call = {"action": "tool", "tool": "shell", "args": {"command": "echo hi"}}
     llm_server.reply("R3", json.dumps(call))
-    llm_server.reply("R3", FINAL)
+    llm_server.reply("R3", DONE)
     result = run(llm_server, workspace, env={"ARTOO_TOOL_PROTOCOL": "json"}).result
     assert result.tool_calls == ['shell: {"command": "echo hi"} → [exit code 0]\nhi']
     assert result.status == "completed"
