@@ -30,6 +30,11 @@ from roles.criteria import check_from_text
 DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
 # Docstrings are written for engineers; in a prompt they only cost tokens.
 DROPPED_KEYWORDS = frozenset({"title", "description"})
+# A small model decoding against a schema can fall into repeating one array item
+# ("output_matches", "output_matches", …) until its token limit cuts the reply
+# off as invalid JSON. Every array of a reply schema that sets no bound of its
+# own is bounded, so the grammar closes the array instead.
+MAX_ITEMS = 16
 
 
 class Reply(Contract):
@@ -153,7 +158,8 @@ def reply_schema(model_cls: type[BaseModel]) -> dict[str, Any]:
 
     The ``$defs`` are inlined (a reply model is not recursive; a recursive one
     raises ValueError) and titles and descriptions dropped, so the schema is one
-    self-contained object; pass it as ``{"type": "json_schema", "json_schema":
+    self-contained object; every array without a bound of its own gets
+    ``maxItems`` ``MAX_ITEMS``; pass it as ``{"type": "json_schema", "json_schema":
     {"name": …, "schema": reply_schema(PlanReply)}}``.
     """
     schema = model_cls.model_json_schema()
@@ -174,6 +180,8 @@ def _inline(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
         rest = {k: v for k, v in node.items() if k != "$ref"}
         return _inline({**defs[name], **rest}, defs, (*seen, name))
     out: dict[str, Any] = {}
+    if node.get("type") == "array" and "maxItems" not in node:
+        out["maxItems"] = MAX_ITEMS
     for key, value in node.items():
         if key in DROPPED_KEYWORDS:
             continue

@@ -11,12 +11,12 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from roles.agent_validator import ValidatorReply
 from roles.meta_validator import MetaReply
 from roles.planner import PlanReply
-from roles.schemas import reply_schema
+from roles.schemas import MAX_ITEMS, reply_schema
 
 TYPES = {
     "string": str,
@@ -145,3 +145,25 @@ def test_a_recursive_model_is_refused():
 
     with pytest.raises(ValueError, match="recursive"):
         reply_schema(Node)
+
+
+def _arrays(node):
+    if isinstance(node, dict):
+        if node.get("type") == "array":
+            yield node
+        for value in node.values():
+            yield from _arrays(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _arrays(value)
+
+
+def test_every_array_is_bounded_so_a_repeating_model_must_close_it():
+    arrays = list(_arrays(reply_schema(PlanReply)))
+    assert len(arrays) >= 3  # task_criteria, subtasks, each subtask's criteria
+    assert all(a["maxItems"] == MAX_ITEMS for a in arrays)
+
+    class Bounded(BaseModel):
+        few: list[str] = Field(max_length=2)
+
+    assert reply_schema(Bounded)["properties"]["few"]["maxItems"] == 2
