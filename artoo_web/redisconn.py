@@ -7,6 +7,8 @@ import functools
 import redis
 import redis.asyncio
 from django.conf import settings
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 SOCKET_TIMEOUT_S = 5
 
@@ -27,7 +29,15 @@ def client() -> redis.Redis:
 
 
 def async_client() -> redis.asyncio.Redis:
-    """Return a new asyncio Redis client (one per consumer; closed by its owner)."""
+    """Return a new asyncio Redis client that never reconnects on its own.
+
+    A subscriber that reconnected silently would miss what was published while
+    it was away; a lost connection raises instead, and its owner closes the
+    websockets with ``CLOSE_BUS_LOST`` so that each client catches up from the
+    table.
+    """
     return redis.asyncio.Redis.from_url(
-        settings.REDIS_URL, socket_connect_timeout=SOCKET_TIMEOUT_S
+        settings.REDIS_URL,
+        socket_connect_timeout=SOCKET_TIMEOUT_S,
+        retry=Retry(NoBackoff(), 0),
     )

@@ -221,6 +221,8 @@ ARTOO_LEASE_S = envint("ARTOO_LEASE_S", 30, minimum=1)
 ARTOO_HANDLER_ATTEMPTS = envint("ARTOO_HANDLER_ATTEMPTS", 3, minimum=1)
 ARTOO_OFFLINE_LATENCY_MS = envint("ARTOO_OFFLINE_LATENCY_MS", 0, minimum=0)
 ARTOO_AUDIT_WINDOW_S = envint("ARTOO_AUDIT_WINDOW_S", 300, minimum=1)
+# Log how long each live frame took from Redis to the clients' queues.
+ARTOO_LIVE_TIMINGS = envbool("ARTOO_LIVE_TIMINGS", False)
 ARTOO_AUDIT_FANIN_DEADLINE_S = envint("ARTOO_AUDIT_FANIN_DEADLINE_S", 300, minimum=1)
 
 CELERY_BROKER_URL = REDIS_URL

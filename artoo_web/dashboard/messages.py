@@ -94,9 +94,14 @@ def summarise(type_: str, payload: object) -> str:
     return _clip(json.dumps(payload, ensure_ascii=False, default=str))
 
 
+def is_stuck(created_at: datetime, delivered_at: datetime | None, now=None) -> bool:
+    """Return True for a message still undelivered long after it was sent."""
+    age = ((now or timezone.now()) - created_at).total_seconds()
+    return delivered_at is None and age > STUCK_AFTER_S
+
+
 def decorate(msg: BusMessage, now: datetime | None = None) -> BusMessage:
     """Attach the row's summary, and flag a message stuck before delivery."""
     msg.summary = summarise(msg.type, msg.payload)
-    age = ((now or timezone.now()) - msg.created_at).total_seconds()
-    msg.stuck = msg.delivered_at is None and age > STUCK_AFTER_S
+    msg.stuck = is_stuck(msg.created_at, msg.delivered_at, now)
     return msg
