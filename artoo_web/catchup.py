@@ -120,15 +120,21 @@ async def catch_up(consumer, relay, after: int) -> set[int]:
     sent: set[int] = set()
     held: tuple[int, str] | None = None
     last = after
-    while (page := await read_page(relay.run_id, last)).frames:
+    while True:
+        page = await read_page(relay.run_id, last)
         for query_id in page.awaited:
             relay.await_report(query_id)
-        if held is not None:
+        if held is not None and page.frames:
             await send(consumer, sent, *held)
         for message_id, text in page.frames[:-1]:
             await send(consumer, sent, message_id, text)
-        held = page.frames[-1]
-        last = held[0]
+        if page.frames:
+            held = page.frames[-1]
+            last = held[0]
+        # A short page read everything stored; what came after is published
+        # after it and waits in the outbox. Reading on would chase the run.
+        if len(page.frames) < CATCH_UP_PAGE:
+            break
     if held is not None:
         whole = await caught_up(relay.run_id, held[0], held[1])
         await send(consumer, sent, held[0], whole)

@@ -47,6 +47,7 @@ class Hub:
         self.awaiting: dict[str, deque[asyncio.Event]] = {}
         self.pubsub = None
         self.reader: asyncio.Task | None = None
+        self.lock = asyncio.Lock()
 
     def listens(self, channel: str) -> int:
         """Return how many members this process has on a channel."""
@@ -87,16 +88,19 @@ class Hub:
             pass  # every member has been told
 
     async def command(self, name: str, channel: str) -> None:
-        if self.pubsub is None:
-            self.pubsub = redisconn.async_client().pubsub()
-        pubsub = self.pubsub
-        try:
-            await getattr(pubsub, name)(channel)
-        except Exception as exc:
-            self.lost(pubsub)
-            raise BusLost(f"{name} {channel} failed") from exc
-        if self.reader is None and self.pubsub is pubsub:
-            self.reader = asyncio.create_task(self.read(pubsub))
+        # One at a time: a second command sent while the first still connects
+        # would open a second connection that nobody reads.
+        async with self.lock:
+            if self.pubsub is None:
+                self.pubsub = redisconn.async_client().pubsub()
+            pubsub = self.pubsub
+            try:
+                await getattr(pubsub, name)(channel)
+            except Exception as exc:
+                self.lost(pubsub)
+                raise BusLost(f"{name} {channel} failed") from exc
+            if self.reader is None and self.pubsub is pubsub:
+                self.reader = asyncio.create_task(self.read(pubsub))
 
     async def read(self, pubsub) -> None:
         try:
