@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import weakref
 from collections import deque
 from typing import Protocol
@@ -92,7 +93,7 @@ class Hub:
         # would open a second connection that nobody reads.
         async with self.lock:
             if self.pubsub is None:
-                self.pubsub = redisconn.async_client().pubsub()
+                self.pubsub = redisconn.async_client(connection_name()).pubsub()
             pubsub = self.pubsub
             try:
                 await getattr(pubsub, name)(channel)
@@ -165,6 +166,13 @@ async def close_quietly(pubsub) -> None:
 
 # Closings under way, held so that the loop does not drop them half done.
 _closing: set[asyncio.Task] = set()
+
+
+def connection_name() -> str:
+    """Return the client name of this process's subscriber connection."""
+    return f"artoo-hub-{os.getpid()}"
+
+
 # One hub per event loop: tests run each in a loop of its own.
 _hubs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

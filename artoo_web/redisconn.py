@@ -28,7 +28,7 @@ def client() -> redis.Redis:
     return redis.Redis(connection_pool=_pool(settings.REDIS_URL))
 
 
-def async_client() -> redis.asyncio.Redis:
+def async_client(name: str | None = None) -> redis.asyncio.Redis:
     """Return a new asyncio Redis client that never reconnects on its own.
 
     A subscriber that reconnected silently would miss what was published while
@@ -40,4 +40,5 @@ def async_client() -> redis.asyncio.Redis:
         settings.REDIS_URL,
         socket_connect_timeout=SOCKET_TIMEOUT_S,
         retry=Retry(NoBackoff(), 0),
+        client_name=name,
     )
