@@ -50,10 +50,6 @@ class Hub:
         self.reader: asyncio.Task | None = None
         self.lock = asyncio.Lock()
 
-    def listens(self, channel: str) -> int:
-        """Return how many members this process has on a channel."""
-        return len(self.members.get(channel, ()))
-
     async def join(self, channel: str, member: Member) -> None:
         """Add a member; return once Redis confirms the channel's subscription."""
         self.members.setdefault(channel, set()).add(member)
@@ -119,7 +115,12 @@ class Hub:
         channel = item["channel"].decode()
         if item["type"] == "message":
             for member in list(self.members.get(channel, ())):
-                member.deliver(channel, item["data"])
+                try:
+                    member.deliver(channel, item["data"])
+                except (ValueError, TypeError, KeyError, AttributeError):
+                    # Anyone may publish on a channel: a malformed message is
+                    # dropped, and the connection and the other members go on.
+                    log.warning("hub: malformed message on %s dropped", channel)
         elif item["type"] == "subscribe":
             waiting = self.awaiting.get(channel)
             if waiting:

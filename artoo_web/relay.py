@@ -31,6 +31,16 @@ CLOSE_TOO_SLOW = 4408
 # ones meanwhile.
 QUEUE_FRAMES = 2000
 AUDIT_POLL_S = 0.25
+ENVELOPE = {
+    "id",
+    "run",
+    "round",
+    "sender",
+    "recipient",
+    "type",
+    "payload",
+    "created_at",
+}
 
 
 class Outbox:
@@ -104,6 +114,8 @@ class Relay:
                 return
             self.inbox.append(("audit", event, time.perf_counter()))
         else:
+            if not ENVELOPE <= event.keys() or not isinstance(event["id"], int):
+                raise ValueError("not a bus envelope")
             self.inbox.append(("message", event, time.perf_counter()))
         self.wake.set()
 

@@ -122,6 +122,26 @@ async def test_watchers_reconnecting_during_a_burst_lose_and_duplicate_nothing(
     await disconnect_all(comms)
 
 
+def publish_garbage(run) -> None:
+    from artoo_web import redisconn
+
+    client = redisconn.client()
+    for data in ("not json", "[1, 2]", '{"id": "x"}', json.dumps({"run": None})):
+        client.publish(topics.bus_run(run.id), data)
+        client.publish(topics.AUDIT, data)
+
+
+async def test_malformed_messages_on_the_channels_are_dropped_and_the_stream_goes_on(
+    run, user
+):
+    [comm] = await watching(run, user, 1)
+    await sync_to_async(publish_garbage)(run)
+    sent = await send_messages(run, 1)
+    assert json.loads(await receive(comm))["id"] == sent[0]
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()
+
+
 def kill_hub_connection() -> int:
     """Close this process's subscriber connection from the Redis side."""
     from artoo_web import redisconn
