@@ -49,8 +49,6 @@ CLOSE_TOO_SLOW = relay.CLOSE_TOO_SLOW
 # Rows a list stream remembers having sent (to skip unchanged ones).
 SENT_ROWS = 1000
 
-__all__ = ["CLOSE_BUS_LOST", "CLOSE_TOO_SLOW"]
-
 
 @database_sync_to_async
 def can_view(user, run_id) -> bool:

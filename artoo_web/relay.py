@@ -227,6 +227,8 @@ async def attach(run_id, outbox: Outbox) -> Relay:
             await relay.start()
         except BusLost:
             relay.stop()
+            for channel in relay.channels:
+                await hub().leave(channel, relay)
             raise
     else:
         relay.outboxes.add(outbox)

@@ -211,3 +211,15 @@ async def settled(predicate, turns: int = 100) -> None:
         if predicate():
             return
         await asyncio.sleep(0)
+
+
+async def test_a_stream_opened_while_redis_is_unreachable_closes_with_4503(
+    run, user, settings
+):
+    comm = await communicator(run, user)
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    connected, _ = await comm.connect(timeout=10)
+    assert connected
+    closing = await comm.receive_output(timeout=10)
+    assert (closing["type"], closing["code"]) == ("websocket.close", CLOSE_BUS_LOST)
+    await comm.disconnect()
