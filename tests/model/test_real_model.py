@@ -1,6 +1,6 @@
 """The local model works through prepared tasks, one at a time, on real processes.
 
-Each task's verifier checks the real outcome (``tests/model/tasks.py``). Only
+Each task's verifier checks the real outcome (``devtools/tasks.py``). Only
 what does not depend on the model's skill is asserted: Law 1 never lets a file
 go before the operator approves, a denied deletion leaves the file intact, an
 impossible task ends in a clean abandon with NextMoves, and no run is a false
@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import pytest
 
-from tests.model.report import Row
-from tests.model.runner import drive
-from tests.model.tasks import (
+from devtools.apiclient import Api, Db, create_user
+from devtools.driver import drive
+from devtools.tasks import (
     TASKS,
+    Unavailable,
     is_false_accept,
     is_keep_log_intact,
     is_solved,
     prepare_dir,
 )
-from tests.reliability.harness import Api, Db, create_user
+from tests.model.report import Row
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(1800)]
 
@@ -31,7 +32,10 @@ def test_prepared_task_is_judged_by_its_real_outcome(
     task, cluster, tasks_root, results
 ):
     task_dir = tasks_root / task.name
-    prepare_dir(task, task_dir)
+    try:
+        prepare_dir(task, task_dir)
+    except Unavailable as unavailable:
+        pytest.skip(str(unavailable))
     # A user per task: R1 reads the user's earlier runs, which must not leak in.
     api = Api(cluster.url, create_user(cluster, f"model-{task.name}"))
     row = Row(task.name, task.kind, note="the run did not finish (see the error)")

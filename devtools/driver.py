@@ -1,5 +1,8 @@
 """Drive one run through the JSON API as its operator would, and record it.
 
+The real-model tier (``tests/model``) and the control bench
+(``bench/control.py``) follow their runs with it.
+
 The operator here answers every Law 1 prompt as the task says (approve or
 deny), answers a clarifying question with an empty answer (R1's "proceed"),
 and cancels a run still active after the task's time limit.
@@ -12,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.reliability.harness import TERMINAL, Api, Db, wait_for
+from devtools.apiclient import TERMINAL, Api, Db, wait_for
 
 POLL_S = 1.0
 TASK_TIMEOUT_S = 20 * 60
