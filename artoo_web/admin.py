@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import path
 
 from artoo_web import views
-from artoo_web.models import BusMessage, Run, TraceEvent
+from artoo_web.models import Benchmark, BusMessage, Run, TraceEvent
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -144,3 +144,11 @@ def _with_memory_view(get_urls):
 
 
 admin.site.get_urls = _with_memory_view(admin.site.get_urls)
+
+
+@admin.register(Benchmark)
+class BenchmarkAdmin(RecordAdmin):
+    list_display = ("id", "name", "session", "model", "created_at")
+    search_fields = ("session", "model")
+    exclude = ("record",)
+    readonly_fields = ("name", "session", "model", "report", "created_at")

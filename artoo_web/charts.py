@@ -158,3 +158,141 @@ def loss_chart(rounds: list[dict], chart_id: str = "loss-chart-svg") -> SafeStri
     )
     # Every interpolated text above is escaped or a number we formatted.
     return mark_safe(svg)  # noqa: S308
+
+
+# The control benchmark: bars per strategy -------------------------------------
+
+BAR_W, BAR_H = 640, 260
+BAR_PAD_TOP, BAR_PAD_BOTTOM, BAR_GAP = 40, 44, 36
+# Fill attributes, not classes: the SVG file the bench writes stands alone.
+PASS_FILLS = ("#3b6ea8", "#9cbbe0", "#c9d9ec")
+
+
+@dataclass(frozen=True)
+class Panel:
+    key: str
+    title: str
+
+
+BENCH_PANELS = (
+    Panel("solve_rate", "Solved, recoverable scenarios (%)"),
+    Panel("tokens_per_solved", "Tokens per solved task"),
+)
+
+
+def _bench_value(row: dict, key: str) -> float | None:
+    try:
+        value = float(row[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return value * 100 if key == "solve_rate" else value
+
+
+def _bench_label(value: float | None, key: str) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.0f}%" if key == "solve_rate" else f"{value:,.0f}"
+
+
+def _panel(rows: list[dict], panel: Panel, x0: float, width: float) -> list[str]:
+    strategies = list(dict.fromkeys(str(r.get("strategy", "")) for r in rows))
+    passes = sorted({int(r.get("pass", 1)) for r in rows})
+    values = [_bench_value(r, panel.key) for r in rows]
+    top = 100.0 if panel.key == "solve_rate" else max([v or 0 for v in values] + [1])
+    inner_h = BAR_H - BAR_PAD_TOP - BAR_PAD_BOTTOM
+    base = BAR_PAD_TOP + inner_h
+    slot = width / max(1, len(strategies))
+    bar = min(40.0, slot * 0.7 / max(1, len(passes)))
+    parts = [
+        f'<text class="tick" x="{x0 + width / 2:.1f}" y="{BAR_PAD_TOP - 22}" '
+        f'text-anchor="middle" font-weight="bold">{escape(panel.title)}</text>',
+        f'<line x1="{x0:.1f}" y1="{base}" x2="{x0 + width:.1f}" y2="{base}" '
+        'stroke="#888"/>',
+    ]
+    for i, strategy in enumerate(strategies):
+        left = x0 + i * slot + (slot - bar * len(passes)) / 2
+        for j, pass_no in enumerate(passes):
+            row = next(
+                (
+                    r
+                    for r in rows
+                    if str(r.get("strategy")) == strategy
+                    and int(r.get("pass", 1)) == pass_no
+                ),
+                {},
+            )
+            value = _bench_value(row, panel.key)
+            h = inner_h * (value or 0) / top
+            x, y = left + j * bar, base - h
+            label = _bench_label(value, panel.key)
+            fill = PASS_FILLS[min(j, len(PASS_FILLS) - 1)]
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar - 2:.1f}" '
+                f'height="{h:.1f}" fill="{fill}"><title>{escape(strategy)} pass '
+                f"{pass_no}: {escape(label)}</title></rect>"
+                f'<text class="tick" x="{x + bar / 2 - 1:.1f}" y="{y - 4:.1f}" '
+                f'text-anchor="middle" font-size="10">{escape(label)}</text>'
+            )
+        parts.append(
+            f'<text class="tick" x="{x0 + i * slot + slot / 2:.1f}" '
+            f'y="{base + 16}" text-anchor="middle">{escape(strategy)}</text>'
+        )
+    return parts
+
+
+def _pass_legend(rows: list[dict]) -> str:
+    passes = sorted({int(r.get("pass", 1)) for r in rows})
+    if len(passes) < 2:
+        return ""
+    items = []
+    for j, pass_no in enumerate(passes):
+        x = 12 + j * 90
+        fill = PASS_FILLS[min(j, len(PASS_FILLS) - 1)]
+        items.append(
+            f'<rect x="{x}" y="{BAR_H - 16}" width="10" height="10" fill="{fill}"/>'
+            f'<text class="tick" x="{x + 14}" y="{BAR_H - 7}">pass {pass_no}</text>'
+        )
+    return "".join(items)
+
+
+def describe_bench(rows: list[dict]) -> str:
+    """Return the benchmark chart's values as plain text, for screen readers."""
+    if not rows:
+        return "No benchmark result."
+    return (
+        "; ".join(
+            f"{r.get('strategy')} pass {r.get('pass', 1)}: "
+            + ", ".join(
+                f"{p.title} {_bench_label(_bench_value(r, p.key), p.key)}"
+                for p in BENCH_PANELS
+            )
+            for r in rows
+        )
+        + "."
+    )
+
+
+def benchmark_chart(rows: list[dict], chart_id: str = "bench-chart-svg") -> SafeString:
+    """Return an SVG of solve rate and tokens per solved task per strategy.
+
+    ``rows`` hold ``strategy``, ``pass``, ``solve_rate`` (0–1) and
+    ``tokens_per_solved`` (None when nothing was solved).
+    """
+    title_id, desc_id = f"{chart_id}-title", f"{chart_id}-desc"
+    half = (BAR_W - 3 * BAR_GAP) / 2
+    body = []
+    for n, panel in enumerate(BENCH_PANELS):
+        body += _panel(rows, panel, BAR_GAP + n * (half + BAR_GAP), half)
+    svg = (
+        f'<svg id="{escape(chart_id)}" class="bench-chart" role="img" '
+        f'viewBox="0 0 {BAR_W} {BAR_H}" preserveAspectRatio="xMidYMid meet" '
+        f'aria-labelledby="{escape(title_id)} {escape(desc_id)}" '
+        'font-family="sans-serif" font-size="12" '
+        'xmlns="http://www.w3.org/2000/svg">'
+        f'<title id="{escape(title_id)}">Control strategies: solve rate and tokens'
+        "</title>"
+        f'<desc id="{escape(desc_id)}">{escape(describe_bench(rows))}</desc>'
+        f"{''.join(body)}{_pass_legend(rows)}</svg>"
+    )
+    # Every interpolated text above is escaped or a number we formatted.
+    return mark_safe(svg)  # noqa: S308

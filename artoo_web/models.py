@@ -239,4 +239,26 @@ class ApiToken(models.Model):
         return f"{self.user} {self.prefix}… {'revoked' if self.revoked_at else ''}"
 
 
+class Benchmark(models.Model):
+    """One session of a benchmark (``bench/control.py``): its record and table.
+
+    ``record`` is the bench's JSON (settings, scenarios, per-run results with
+    their run ids, per-strategy summaries, the chart's rows); ``report`` is the
+    Markdown it printed.
+    """
+
+    name = models.CharField(max_length=40)
+    session = models.CharField(max_length=80)
+    model = models.CharField(max_length=300, blank=True)
+    record = models.JSONField()
+    report = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.session}"
+
+
 from artoo_web.auditlog import AuditCursor, AuditEventRecord, AuditReportRecord  # noqa: E402,F401

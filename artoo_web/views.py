@@ -17,6 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from artoo_web import (
     api_tokens,
+    benchmarks,
     bus,
     dashboard,
     followups,
@@ -34,7 +35,7 @@ from artoo_web.forms import (
     RunForm,
     TokenForm,
 )
-from artoo_web.models import ApiToken, Approval, Run, RunStatus
+from artoo_web.models import ApiToken, Approval, Benchmark, Run, RunStatus
 from roles.memory_contracts import owner_for_user
 
 AUDIT_PAGE = 200
@@ -397,6 +398,21 @@ def audit_log(request: HttpRequest) -> HttpResponse:
             "broken": broken,
         },
     )
+
+
+# -- benchmarks ----------------------------------------------------------------------
+
+
+@require_http_methods(["GET"])
+@staff_only
+def benchmark(request: HttpRequest, pk: int | None = None) -> HttpResponse:
+    """Show one benchmark (the latest when no id is given) with links to its runs."""
+    if pk is None:
+        bench = Benchmark.objects.first()
+    else:
+        bench = get_object_or_404(Benchmark, pk=pk)
+    context = benchmarks.page_context(bench)
+    return render(request, "artoo_web/benchmark.html", context)
 
 
 def admin_memory(request: HttpRequest) -> HttpResponse:

@@ -79,11 +79,14 @@ class Cluster:
         processes: tuple[str, ...] = ("web", "pipeline", "memory", "auditor"),
         env: dict[str, str] | None = None,
         concurrency: int = 12,
+        ready_timeout: float = READY_TIMEOUT_S,
     ):
         self.data_dir = Path(data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "logs").mkdir(exist_ok=True)
         self.names = processes
+        # A machine busy with a CPU model starts the processes slowly.
+        self.ready_timeout = ready_timeout
         self.port = launcher.free_port()
         self.env = launcher.base_env(self.data_dir)
         for name in PARENT_ONLY:
@@ -128,7 +131,7 @@ class Cluster:
         self.manage("migrate", "--no-input", "-v", "0")
         for name in self.names:
             self.start_process(name)
-        self.wait_ready()
+        self.wait_ready(self.ready_timeout)
 
     def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         """Run a management command against this cluster; return its result."""

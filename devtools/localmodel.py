@@ -23,6 +23,17 @@ DEFAULT_CONTEXT = 8192
 # A 2-core machine serves one request at a time; a call may wait behind others.
 LLM_TIMEOUT_S = "900"
 TIME_BUDGET_S = "1800"
+# The clocks of a cluster that runs tasks on a CPU model, one at a time: a run
+# may wait a long time on one call or on the operator (the real-model tier and
+# bench/control.py start their clusters with these).
+CLUSTER_ENV = {
+    "REDIS_URL": "",  # an embedded redis-server of its own
+    "ARTOO_APPROVAL_TIMEOUT_S": "600",
+    "ARTOO_RUN_DEADLINE_S": "1800",
+    "ARTOO_FANIN_DEADLINE_S": "1200",
+    "ARTOO_MEMORY_TIMEOUT_S": "10",
+    "ARTOO_LOG_LEVEL": "INFO",
+}
 
 
 class LocalModelMissing(RuntimeError):

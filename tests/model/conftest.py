@@ -17,20 +17,11 @@ from pathlib import Path
 import pytest
 
 from devtools.cluster import ROOT, Cluster
-from devtools.localmodel import LocalModel, LocalModelMissing
+from devtools.localmodel import CLUSTER_ENV, LocalModel, LocalModelMissing
 from tests.model.report import Row, table
 
 SESSION_ID = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
 TASKS_HOME = Path("/var/tmp/artoo-model-tasks")
-# A CPU model is slow: a run may wait a long time on one call or on the operator.
-CLUSTER_ENV = {
-    "REDIS_URL": "",  # an embedded redis-server of its own
-    "ARTOO_APPROVAL_TIMEOUT_S": "600",
-    "ARTOO_RUN_DEADLINE_S": "1800",
-    "ARTOO_FANIN_DEADLINE_S": "1200",
-    "ARTOO_MEMORY_TIMEOUT_S": "10",
-    "ARTOO_LOG_LEVEL": "INFO",
-}
 
 
 @pytest.fixture(scope="session")

@@ -23,17 +23,23 @@ class Command(BaseCommand):
         remember.add_argument("--entity", default="env:local")
         forget = sub.add_parser("forget")
         forget.add_argument("id_prefix")
-        sub.add_parser("dream")
+        dream = sub.add_parser("dream")
+        dream.add_argument(
+            "--timeout",
+            type=float,
+            default=TIMEOUT_S,
+            help="seconds to wait for the pass (its rules may each take a model call)",
+        )
 
     def handle(self, *args, action, **opts):
         getattr(self, f"do_{action}")(**opts)
 
-    def wait(self, result):
+    def wait(self, result, timeout: float = TIMEOUT_S):
         try:
-            return result.get(timeout=TIMEOUT_S)
+            return result.get(timeout=timeout)
         except Exception as exc:
             raise CommandError(
-                f"The memory worker did not answer within {TIMEOUT_S} s ({exc!r}); "
+                f"The memory worker did not answer within {timeout:g} s ({exc!r}); "
                 "is `make run` (the memory process) up?"
             ) from None
 
@@ -93,8 +99,12 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"Forgot {count} Megram(s).")
 
-    def do_dream(self, **_):
-        report = self.wait(followups.enqueue(followups.DREAM, [], queue="memory"))
+    def do_dream(self, timeout=TIMEOUT_S, **_):
+        if not 0 < timeout <= 86400:
+            raise CommandError("--timeout must be between 0 and 86400 seconds.")
+        report = self.wait(
+            followups.enqueue(followups.DREAM, [], queue="memory"), timeout
+        )
         self.stdout.write(
             f"deleted={report['deleted']} demoted={report['demoted']} "
             f"promoted={report['promoted']}"

@@ -1,0 +1,323 @@
+"""Does the Goal Gradient Solver beat plain retry? The control benchmark.
+
+    python bench/control.py [--strategies ggs,retry,single] [--only a,b | --quick]
+                            [--passes 2] [--base-url URL --model NAME] [--seed 42]
+
+Starts the local model (``make model``; or uses ``--base-url``/``--model``, any
+OpenAI-compatible endpoint, key from ``OPENAI_API_KEY``) and a private cluster
+of real processes, then runs every scenario of ``bench/scenarios.py`` under
+each control strategy, one run at a time, at temperature 0 with a fixed seed.
+Each (strategy, scenario) has a user of its own, so its runs read only their
+own memory and history; each run gets a freshly prepared directory. With
+``--passes 2`` the suite runs again over the same memory after a Dreamer pass,
+and the change in rounds and tokens is printed per strategy and class.
+
+Prints a table per strategy, the GGS-against-retry line and every run id;
+writes ``control.md``, ``control.svg`` and ``control.json`` under
+``<data dir>/results/<session>/`` and stores the record in the cluster's
+database, whose Benchmarks page shows the latest one with links to its runs
+(``ARTOO_DATA_DIR=<data dir> make run``). The data dir defaults to
+``<ARTOO_DATA_DIR or .artoo>/bench-control`` and keeps every session's runs;
+memory is new for each session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from artoo_web.charts import benchmark_chart  # noqa: E402
+from bench.control_report import Result, build_record, render  # noqa: E402
+from bench.scenarios import Scenario, select  # noqa: E402
+from devtools.apiclient import Api, Db, wait_for  # noqa: E402
+from devtools.cluster import Cluster  # noqa: E402
+from devtools.driver import drive  # noqa: E402
+from devtools.localmodel import CLUSTER_ENV, LocalModel, LocalModelMissing  # noqa: E402
+from devtools.tasks import (  # noqa: E402
+    Unavailable,
+    is_false_accept,
+    is_solved,
+    prepare_dir,
+)
+from roles.control import NAMES  # noqa: E402
+from roles.tools.sandbox import remove_tree  # noqa: E402
+
+TASKS_HOME = Path("/var/tmp/artoo-bench-control")
+DREAM_TIMEOUT_S = 1800
+SETTLE_TIMEOUT_S = 300
+READY_TIMEOUT_S = 300
+# Only the Dreamer pass between passes may change memory's rules.
+NEVER_S = str(30 * 86400)
+TOKENS_CODE = """
+import json
+from django.contrib.auth import get_user_model
+from artoo_web import api_tokens
+tokens = {}
+for name in json.loads(%r):
+    user = get_user_model().objects.create_user(name)
+    tokens[name] = api_tokens.create(user, "bench")[1]
+print("TOKENS " + json.dumps(tokens))
+"""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="bench/control.py", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--strategies", default=",".join(NAMES))
+    parser.add_argument("--only", default="", help="scenario names, comma-separated")
+    parser.add_argument("--quick", action="store_true", help="a few scenarios")
+    parser.add_argument("--passes", type=int, default=1, choices=(1, 2, 3))
+    parser.add_argument("--base-url", default="", help="an OpenAI-compatible API")
+    parser.add_argument("--model", default="", help="the model name at --base-url")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--tasks-dir", type=Path, default=TASKS_HOME)
+    opts = parser.parse_args(argv)
+    opts.strategies = [s.strip() for s in opts.strategies.split(",") if s.strip()]
+    unknown = [s for s in opts.strategies if s not in NAMES]
+    if unknown or not opts.strategies:
+        parser.error(f"--strategies takes some of {', '.join(NAMES)}")
+    if bool(opts.base_url) != bool(opts.model):
+        parser.error("--base-url and --model go together")
+    try:
+        opts.scenarios = select(opts.only, opts.quick)
+    except ValueError as exc:
+        parser.error(str(exc))
+    default = Path(os.environ.get("ARTOO_DATA_DIR") or ROOT / ".artoo")
+    opts.data_dir = (opts.data_dir or default / "bench-control").resolve()
+    return opts
+
+
+def endpoint_env(opts: argparse.Namespace) -> dict[str, str]:
+    """Return the variables that point the cluster at ``--base-url``."""
+    return {
+        "OPENAI_BASE_URL": opts.base_url,
+        "OPENAI_MODEL": opts.model,
+        "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "none"),
+    }
+
+
+class Bench:
+    """One session: a cluster, its users, the task directories and the results."""
+
+    def __init__(self, opts: argparse.Namespace, cluster: Cluster, root: Path):
+        self.opts = opts
+        self.cluster = cluster
+        self.db = Db(cluster)
+        self.root = root
+        self.results: list[Result] = []
+        self.dreams: list[str] = []
+        self.apis = self.make_users(opts.session)
+
+    def make_users(self, session: str) -> dict[tuple[str, str], Api]:
+        """Create a user and token per (strategy, scenario), in one command."""
+        pairs = [(s, c.name) for s in self.opts.strategies for c in self.opts.scenarios]
+        names = [f"bench-{session}-{s}-{c}" for s, c in pairs]
+        out = self.cluster.manage("shell", "-c", TOKENS_CODE % json.dumps(names))
+        line = next(x for x in out.stdout.splitlines() if x.startswith("TOKENS "))
+        tokens = json.loads(line.removeprefix("TOKENS "))
+        return {
+            pair: Api(self.cluster.url, tokens[name])
+            for pair, name in zip(pairs, names, strict=True)
+        }
+
+    def run(self, scenario: Scenario, strategy: str, pass_no: int) -> Result:
+        """Run ``scenario`` under ``strategy`` on a fresh directory; judge it."""
+        task = scenario.task
+        task_dir = self.root / strategy / scenario.name
+        remove_tree(task_dir)
+        prepare_dir(task, task_dir)
+        api = self.apis[(strategy, scenario.name)]
+        result = Result(
+            scenario.name,
+            scenario.expect,
+            scenario.failure,
+            scenario.group,
+            strategy,
+            pass_no,
+            note="the run did not finish",
+        )
+        self.results.append(result)
+        result.run_id = api.submit(task.request(task_dir), control=strategy)
+        watched = task_dir / task.watch if task.watch else None
+        out = drive(
+            api, self.db, result.run_id, decision=task.approvals, watched=watched
+        )
+        # Digits of the session's path must not pass for an answer.
+        verdict = task.verify(
+            task_dir, out.final_text.replace(str(self.root), "<root>")
+        )
+        result.solved = is_solved(task, verdict, out.directive, out.next_moves)
+        result.false_accept = is_false_accept(verdict, out.directive)
+        result.directive, result.status, result.path = (
+            out.directive,
+            out.status,
+            out.path,
+        )
+        result.rounds, result.wall_s = out.rounds, round(out.wall_s, 1)
+        result.prompt_tokens = out.prompt_tokens
+        result.completion_tokens = out.completion_tokens
+        result.note = verdict.note + ("; cancelled" if out.cancelled else "")
+        return result
+
+    def dream(self) -> str:
+        """Wait until memory has every Megram, then run one Dreamer pass."""
+        wait_for(
+            lambda: self.db.undelivered() == 0,
+            SETTLE_TIMEOUT_S,
+            interval=1,
+            what="every bus message delivered",
+        )
+        done = self.cluster.manage(
+            "memory", "dream", "--timeout", str(DREAM_TIMEOUT_S), check=False
+        )
+        return (done.stdout + done.stderr).strip()
+
+    def run_suite(self) -> None:
+        opts = self.opts
+        for pass_no in range(1, opts.passes + 1):
+            if pass_no > 1:
+                report = self.dream()
+                self.dreams.append(report)
+                say(f"Dreamer pass before pass {pass_no}: {report}")
+            for scenario in opts.scenarios:
+                for strategy in opts.strategies:
+                    result = self.run(scenario, strategy, pass_no)
+                    say(progress(result, self.cluster.url, opts.passes))
+
+
+def say(text: str) -> None:
+    print(f"[control] {text}", flush=True)
+
+
+def progress(r: Result, url: str, passes: int) -> str:
+    return (
+        f"pass {r.pass_no}/{passes} {r.strategy} {r.scenario}: "
+        f"solved={'yes' if r.solved else 'no'} "
+        f"false_accept={'YES' if r.false_accept else 'no'} directive={r.directive} "
+        f"rounds={r.rounds} tokens={r.tokens} wall={r.wall_s:.0f}s "
+        f"run={r.run_id} {url}/runs/{r.run_id}/\n[control]   {r.note}"
+    )
+
+
+def check_available(scenarios: list[Scenario], root: Path) -> None:
+    """Prepare every scenario once; exit naming any this machine cannot hold."""
+    missing = []
+    for scenario in scenarios:
+        try:
+            prepare_dir(scenario.task, root / "check" / scenario.name)
+        except Unavailable as exc:
+            missing.append(f"{scenario.name}: {exc}")
+    remove_tree(root / "check")
+    if missing:
+        raise SystemExit(
+            "scenarios this machine cannot hold (leave them out with --only):\n  "
+            + "\n  ".join(missing)
+        )
+
+
+def make_root(tasks_dir: Path, session: str) -> Path:
+    """Return this session's directory of task dirs, readable by the sandbox."""
+    tasks_dir.mkdir(parents=True, exist_ok=True)
+    tasks_dir.chmod(0o755)
+    root = tasks_dir / session
+    root.mkdir()
+    root.chmod(0o755)
+    return root
+
+
+def cluster_env(opts, model_env: dict[str, str], root: Path) -> dict[str, str]:
+    return {
+        **model_env,
+        **CLUSTER_ENV,
+        "ARTOO_ALLOWED_PATHS": str(root),
+        "ARTOO_MEMORY_PATH": str(opts.data_dir / "memory" / opts.session),
+        "ARTOO_DREAM_EVERY_S": NEVER_S,
+        "ARTOO_LLM_TEMPERATURE": "0",
+        "ARTOO_LLM_SEED": str(opts.seed),
+    }
+
+
+def write_outputs(record: dict, out_dir: Path) -> dict[str, Path]:
+    """Write the table, the chart and the record; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {ext: out_dir / f"control.{ext}" for ext in ("md", "svg", "json")}
+    paths["md"].write_text(record.get("report") or render(record))
+    paths["svg"].write_text(str(benchmark_chart(record["chart"])) + "\n")
+    paths["json"].write_text(json.dumps(record, indent=1) + "\n")
+    return paths
+
+
+def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -> dict:
+    """Run the suite on a fresh cluster; write, store and return its record."""
+    opts.session = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    root = make_root(opts.tasks_dir, opts.session)
+    check_available(opts.scenarios, root)
+    meta = {
+        "name": "control",
+        "title": f"artoo control bench, session {opts.session}",
+        "session": opts.session,
+        "model": label,
+        "seed": opts.seed,
+        "temperature": 0,
+        "strategies": opts.strategies,
+        "passes": opts.passes,
+        "scenarios": [
+            {"name": s.name, "expect": s.expect, "failure": s.failure, "group": s.group}
+            for s in opts.scenarios
+        ],
+        "started_at": datetime.now(UTC).isoformat(),
+    }
+    env = cluster_env(opts, model_env, root)
+    processes = ("web", "pipeline", "memory", "beat")
+    with Cluster(
+        opts.data_dir, processes=processes, env=env, ready_timeout=READY_TIMEOUT_S
+    ) as cluster:
+        say(f"cluster at {cluster.url}; data dir {opts.data_dir}; tasks in {root}")
+        bench = Bench(opts, cluster, root)
+        try:
+            bench.run_suite()
+        finally:
+            meta["finished_at"] = datetime.now(UTC).isoformat()
+            meta["complete"] = len(bench.results) == (
+                opts.passes * len(opts.scenarios) * len(opts.strategies)
+            )
+            meta["dreams"] = bench.dreams
+            record = build_record(meta, bench.results)
+            record["report"] = render(record)
+            paths = write_outputs(record, opts.data_dir / "results" / opts.session)
+            stored = cluster.manage("store_benchmark", str(paths["json"]), check=False)
+            print("\n" + record["report"], flush=True)
+            say(f"written: {', '.join(str(p) for p in paths.values())}")
+            say((stored.stdout + stored.stderr).strip())
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    if opts.base_url:
+        run_bench(opts, endpoint_env(opts), f"{opts.model} at {opts.base_url}")
+        return 0
+    local = LocalModel(opts.data_dir)
+    try:
+        model_env = local.start()
+    except LocalModelMissing as missing:
+        raise SystemExit(f"bench/control.py: {missing}") from None
+    try:
+        run_bench(opts, model_env, f"local {local.size} ({local.weights.filename})")
+    finally:
+        local.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,308 @@
+"""The control bench's numbers and tables, worked out from recorded results.
+
+Pure functions of ``Result`` rows (one per scenario, strategy and pass), so
+the tables can be rebuilt from a stored record::
+
+    record = build_record(meta, results)   # adds summaries, comparison, memory
+    print(render(record))                  # Markdown: the tables and the runs
+
+Definitions (the table's legend says them too):
+
+- solved: the verifier says the request was met and the run accepted; for an
+  impossible scenario, the run abandoned and R2 wrote its next moves;
+- false accept: the run accepted while its verifier says it was not met;
+- tokens / solved: every prompt and completion token the strategy spent on the
+  suite (failed runs too) divided by the scenarios it solved; wall / solved
+  the same for wall time;
+- abandons: correct on an impossible scenario, premature on any other.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, fields
+
+LEGEND = (
+    "solved: the verifier agrees and the run accepted (impossible: a clean "
+    "abandon with next moves); tokens / solved and wall / solved: all the "
+    "strategy spent on the suite divided by the scenarios it solved; abandons: "
+    "correct on impossible scenarios, premature on the others."
+)
+GROUPS = ("first-time", "environmental", "logical", "impossible")
+
+
+@dataclass
+class Result:
+    """What one run of one scenario under one strategy did, and its verdict."""
+
+    scenario: str
+    expect: str
+    failure: str
+    group: str
+    strategy: str
+    pass_no: int
+    run_id: str = ""
+    solved: bool = False
+    false_accept: bool = False
+    directive: str = ""
+    status: str = ""
+    path: str = ""
+    rounds: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_s: float = 0.0
+    note: str = ""
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def abandoned(self) -> bool:
+        return self.directive == "abandon"
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Result:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def per(total: float, count: int) -> float | None:
+    return total / count if count else None
+
+
+def summarise(results: list[Result], strategy: str, pass_no: int) -> dict:
+    """Return one strategy's figures on one pass of the suite."""
+    rows = [r for r in results if r.strategy == strategy and r.pass_no == pass_no]
+    solved = [r for r in rows if r.solved]
+    rec = [r for r in rows if r.expect == "recoverable"]
+    rec_solved = sum(r.solved for r in rec)
+    tokens = sum(r.tokens for r in rows)
+    wall = sum(r.wall_s for r in rows)
+    return {
+        "strategy": strategy,
+        "pass": pass_no,
+        "scenarios": len(rows),
+        "solved": len(solved),
+        "recoverable": len(rec),
+        "recoverable_solved": rec_solved,
+        "recoverable_rate": per(rec_solved, len(rec)),
+        "recoverable_tokens_per_solved": per(sum(r.tokens for r in rec), rec_solved),
+        "false_accepts": sum(r.false_accept for r in rows),
+        "mean_rounds": statistics.mean(r.rounds for r in rows) if rows else None,
+        "tokens": tokens,
+        "tokens_per_solved": per(tokens, len(solved)),
+        "wall_s": wall,
+        "wall_per_solved_s": per(wall, len(solved)),
+        "abandons_correct": sum(r.abandoned and r.expect == "impossible" for r in rows),
+        "abandons_premature": sum(
+            r.abandoned and r.expect != "impossible" for r in rows
+        ),
+    }
+
+
+def order_of(results: list[Result]) -> tuple[list[str], list[int]]:
+    """Return the strategies (in first-seen order) and the passes of ``results``."""
+    strategies = list(dict.fromkeys(r.strategy for r in results))
+    passes = sorted({r.pass_no for r in results})
+    return strategies, passes
+
+
+def comparison(summaries: list[dict], pass_no: int = 1) -> str:
+    """Return the GGS-against-retry line on recoverable scenarios, or ""."""
+    by = {s["strategy"]: s for s in summaries if s["pass"] == pass_no}
+    ggs, retry = by.get("ggs"), by.get("retry")
+    if not (ggs and retry and ggs["recoverable"]):
+        return ""
+    diff = (ggs["recoverable_rate"] - retry["recoverable_rate"]) * 100
+    g_tok = ggs["recoverable_tokens_per_solved"]
+    r_tok = retry["recoverable_tokens_per_solved"]
+    change = f" ({(g_tok / r_tok - 1) * 100:+.0f} %)" if g_tok and r_tok else ""
+    return (
+        f"GGS vs retry on recoverable scenarios (pass {pass_no}): solved "
+        f"{fraction(ggs)} vs {fraction(retry)}, {diff:+.0f} pp; tokens per solved "
+        f"task {number(g_tok)} vs {number(r_tok)}{change}; false accepts "
+        f"{ggs['false_accepts']} vs {retry['false_accepts']}."
+    )
+
+
+def fraction(summary: dict) -> str:
+    rate = summary["recoverable_rate"]
+    shown = f"{rate * 100:.0f} %" if rate is not None else "n/a"
+    return f"{summary['recoverable_solved']}/{summary['recoverable']} ({shown})"
+
+
+def memory_rows(results: list[Result]) -> list[dict]:
+    """Return, per strategy and class, pass 1 against the last pass."""
+    strategies, passes = order_of(results)
+    if len(passes) < 2:
+        return []
+    first, last = passes[0], passes[-1]
+    rows = []
+    for strategy in strategies:
+        for group in GROUPS:
+            a = [
+                r
+                for r in results
+                if (r.strategy, r.group, r.pass_no) == (strategy, group, first)
+            ]
+            b = [
+                r
+                for r in results
+                if (r.strategy, r.group, r.pass_no) == (strategy, group, last)
+            ]
+            if not (a and b):
+                continue
+            rows.append(
+                {
+                    "strategy": strategy,
+                    "group": group,
+                    "runs": len(a),
+                    "solved": [sum(r.solved for r in a), sum(r.solved for r in b)],
+                    "rounds": [mean(r.rounds for r in a), mean(r.rounds for r in b)],
+                    "tokens": [mean(r.tokens for r in a), mean(r.tokens for r in b)],
+                }
+            )
+    return rows
+
+
+def mean(values) -> float:
+    values = list(values)
+    return statistics.mean(values) if values else 0.0
+
+
+def chart_rows(summaries: list[dict]) -> list[dict]:
+    """Return what the chart draws: recoverable solve rate and tokens per solved."""
+    return [
+        {
+            "strategy": s["strategy"],
+            "pass": s["pass"],
+            "solve_rate": s["recoverable_rate"],
+            "tokens_per_solved": s["tokens_per_solved"],
+        }
+        for s in summaries
+    ]
+
+
+def build_record(meta: dict, results: list[Result]) -> dict:
+    """Return the bench's record: ``meta``, the results and every figure."""
+    strategies, passes = order_of(results)
+    summaries = [summarise(results, s, p) for p in passes for s in strategies]
+    lines = [comparison(summaries, p) for p in passes]
+    return {
+        **meta,
+        "results": [asdict(r) for r in results],
+        "summaries": summaries,
+        "comparison": [line for line in lines if line],
+        "memory": memory_rows(results),
+        "chart": chart_rows(summaries),
+    }
+
+
+# Markdown --------------------------------------------------------------------
+
+
+def number(value: float | None, digits: int = 0) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+def change(before: float, after: float) -> str:
+    if not before:
+        return "n/a"
+    return f"{(after / before - 1) * 100:+.0f} %"
+
+
+SUMMARY_HEAD = (
+    "| strategy | pass | solved | recoverable solved | false accepts "
+    "| mean rounds | tokens / solved | wall s / solved "
+    "| abandons correct | abandons premature |"
+)
+
+
+def summary_table(summaries: list[dict]) -> list[str]:
+    lines = [SUMMARY_HEAD, "|" + "---|" * 10]
+    for s in summaries:
+        cells = (
+            s["strategy"],
+            str(s["pass"]),
+            f"{s['solved']}/{s['scenarios']}",
+            fraction(s),
+            str(s["false_accepts"]),
+            number(s["mean_rounds"], 2),
+            number(s["tokens_per_solved"]),
+            number(s["wall_per_solved_s"]),
+            str(s["abandons_correct"]),
+            str(s["abandons_premature"]),
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+RUNS_HEAD = (
+    "| scenario | expect | class | solved | false accept | directive | GGS path "
+    "| rounds | prompt tok | completion tok | wall s | run |"
+)
+
+
+def runs_table(results: list[Result]) -> list[str]:
+    lines = [RUNS_HEAD, "|" + "---|" * 12]
+    for r in results:
+        cells = (
+            r.scenario,
+            r.expect,
+            r.failure,
+            "yes" if r.solved else "no",
+            "**YES**" if r.false_accept else "no",
+            r.directive or "-",
+            r.path or "-",
+            str(r.rounds),
+            str(r.prompt_tokens),
+            str(r.completion_tokens),
+            f"{r.wall_s:.0f}",
+            r.run_id or "-",
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def memory_table(rows: list[dict]) -> list[str]:
+    lines = [
+        "| strategy | class | runs | solved p1 → p2 | mean rounds p1 → p2 | Δ rounds "
+        "| mean tokens p1 → p2 | Δ tokens |",
+        "|" + "---|" * 8,
+    ]
+    for m in rows:
+        (r1, r2), (t1, t2) = m["rounds"], m["tokens"]
+        cells = (
+            m["strategy"],
+            m["group"],
+            str(m["runs"]),
+            f"{m['solved'][0]} → {m['solved'][1]}",
+            f"{r1:.2f} → {r2:.2f}",
+            change(r1, r2),
+            f"{t1:,.0f} → {t2:,.0f}",
+            change(t1, t2),
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render(record: dict) -> str:
+    """Return the whole report as Markdown (summary, comparison, memory, runs)."""
+    results = [Result.from_dict(r) for r in record["results"]]
+    out = [f"# {record.get('title', 'artoo control bench')}", ""]
+    out += [
+        f"- {k}: {record[k]}" for k in ("model", "seed", "temperature") if k in record
+    ]
+    out += ["", *summary_table(record["summaries"]), "", LEGEND, ""]
+    out += [f"- {line}" for line in record["comparison"]]
+    if record["memory"]:
+        out += ["", "## Second pass over memory (after a Dreamer pass)", ""]
+        out += memory_table(record["memory"])
+    strategies, passes = order_of(results)
+    for p in passes:
+        for s in strategies:
+            rows = [r for r in results if (r.strategy, r.pass_no) == (s, p)]
+            out += ["", f"## {s}, pass {p}", "", *runs_table(rows)]
+    notes = [f"- {r.strategy} p{r.pass_no} {r.scenario}: {r.note}" for r in results]
+    return "\n".join(out + ["", "Verifiers:", "", *notes]) + "\n"

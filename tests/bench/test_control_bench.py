@@ -1,0 +1,129 @@
+"""bench/control.py end to end: a real cluster, the scripted model, two strategies.
+
+The scripted model behaves as a careful model would on two scenarios: R2
+plans to read the file the task names when it exists and fails on it
+(environmental) when it does not; R4b answers with the file's line count. So
+count-lines is solved at once under both strategies (R3 runs ``wc -l`` in
+the sandbox and reports what it printed), and impossible ends in a
+clean abandon: under GGS after its replans, under single after one round.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from bench import control
+from roles.tools.sandbox import remove_tree
+from tests.integration.test_pipeline_llm import _call, judge, plan, text_of
+from tests.llm_server import ScriptedLLMServer, Step
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def scripted(tasks_dir):
+    """Return the scripted model's responders, by role."""
+    path_re = re.compile(re.escape(str(tasks_dir)) + r"[\w./-]*")
+
+    def perceive(request):
+        raw = json.loads(re.search(r"New input: (\".*\")", text_of(request)).group(1))
+        return json.dumps({"task_id": "bench_task", "intent": raw, "constraints": {}})
+
+    def named_file(request):
+        found = path_re.findall(text_of(request))
+        return next((p for p in found if os.path.isfile(p)), ""), found
+
+    def planner(request):
+        if "The task was abandoned" in str(request.messages[0].get("content")):
+            return json.dumps(
+                {"accomplished": "nothing", "next_moves": ["Ask for the file"]}
+            )
+        path, found = named_file(request)
+        if path:
+            return plan(f"ok-step count the lines of {path}")
+        return plan(f"env-step print {found[0] if found else 'the file'}")
+
+    def executor(request):
+        done = [m for m in request.messages if m.get("role") == "tool"]
+        if done:
+            printed = str(done[-1].get("content"))
+            return json.dumps({"status": "completed", "output": f"wc -l: {printed}"})
+        path, found = named_file(request)
+        target = path or (found[0] if found else "missing.txt")
+        return Step(tool_calls=(_call("shell", {"command": f"wc -l < {target}"}),))
+
+    def validator(request):
+        reply = {"verdict": "accept", "summary": "counted", "merged_output": ""}
+        return json.dumps({**reply, "criteria_results": [], "gap_summary": ""})
+
+    roles = ("R1", "R2", "R3", "R4a", "R4b")
+    return dict(
+        zip(roles, (perceive, planner, executor, judge, validator), strict=True)
+    )
+
+
+@pytest.fixture
+def tasks_dir():
+    # Under /var/tmp, not pytest's 0700 tmp: the sandbox's uid walks into it.
+    path = Path(f"/var/tmp/artoo-bench-control-test-{os.getpid()}")
+    yield path
+    remove_tree(path)
+
+
+def test_two_scenarios_under_two_strategies_over_two_passes(tmp_path, tasks_dir):
+    with ScriptedLLMServer() as server:
+        for role, respond in scripted(tasks_dir).items():
+            server.responder(respond, role=role)
+        opts = control.parse_args(
+            [
+                *("--base-url", server.env()["OPENAI_BASE_URL"]),
+                *("--model", "scripted", "--only", "count-lines,impossible"),
+                *("--strategies", "ggs,single", "--passes", "2"),
+                *("--data-dir", str(tmp_path), "--tasks-dir", str(tasks_dir)),
+            ]
+        )
+        record = control.run_bench(opts, control.endpoint_env(opts), "scripted")
+
+    results = {
+        (r["strategy"], r["scenario"], r["pass_no"]): r for r in record["results"]
+    }
+    assert len(results) == 8
+    for (strategy, scenario, _), r in results.items():
+        assert r["solved"] and not r["false_accept"], (strategy, scenario, r)
+        assert re.fullmatch(r"[0-9a-f-]{36}", r["run_id"])
+        assert r["prompt_tokens"] + r["completion_tokens"] > 0
+    assert results[("single", "impossible", 1)]["rounds"] == 1
+    assert results[("ggs", "impossible", 1)]["rounds"] > 1
+    assert {r["directive"] for k, r in results.items() if k[1] == "impossible"} == {
+        "abandon"
+    }
+    ggs = next(
+        s for s in record["summaries"] if (s["strategy"], s["pass"]) == ("ggs", 1)
+    )
+    assert (ggs["solved"], ggs["abandons_correct"], ggs["abandons_premature"]) == (
+        2,
+        1,
+        0,
+    )
+    assert record["complete"] and len(record["dreams"]) == 1
+    assert {m["group"] for m in record["memory"]} == {"first-time", "impossible"}
+
+    out = tmp_path / "results" / record["session"]
+    report = (out / "control.md").read_text()
+    for r in record["results"]:
+        assert r["run_id"] in report
+    ET.fromstring((out / "control.svg").read_text())
+    assert (
+        json.loads((out / "control.json").read_text())["session"] == record["session"]
+    )
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
+        stored = db.execute("SELECT session FROM artoo_web_benchmark").fetchall()
+        runs = db.execute("SELECT control, count(*) FROM artoo_web_run GROUP BY 1")
+        assert dict(runs.fetchall()) == {"ggs": 4, "single": 4}
+    assert stored == [(record["session"],)]
