@@ -62,6 +62,8 @@ def read_record(path: Path) -> dict:
         raw = path.read_bytes()
     except OSError as exc:
         raise BadRecord(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not raw.strip():
+        raise BadRecord(f"{path} is empty.")
     try:
         data = inputs.parse_json(raw)
     except inputs.InputError as exc:

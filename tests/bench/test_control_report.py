@@ -1,0 +1,128 @@
+"""The control bench's tables and chart, from recorded results."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from artoo_web.charts import benchmark_chart
+from bench.control_report import Result, build_record, render
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def result(scenario, expect, group, strategy, pass_no=1, **kw) -> Result:
+    failure = group if expect == "recoverable" else "none"
+    run_id = f"{strategy}-{scenario}-{pass_no}"
+    return Result(scenario, expect, failure, group, strategy, pass_no, run_id, **kw)
+
+
+def recorded() -> list[Result]:
+    """GGS solves two recoverable scenarios of two; retry one, with a false accept."""
+    return [
+        result("count", "first-time", "first-time", "ggs", solved=True,
+               directive="accept", rounds=1, prompt_tokens=900, completion_tokens=100,
+               wall_s=10),
+        result("moved", "recoverable", "environmental", "ggs", solved=True,
+               directive="accept", rounds=2, prompt_tokens=1800, completion_tokens=200,
+               wall_s=30),
+        result("wc", "recoverable", "logical", "ggs", solved=True, directive="accept",
+               rounds=3, prompt_tokens=2700, completion_tokens=300, wall_s=50),
+        result("none", "impossible", "impossible", "ggs", solved=True,
+               directive="abandon", rounds=2, prompt_tokens=1500, completion_tokens=500,
+               wall_s=30),
+        result("count", "first-time", "first-time", "retry", solved=True,
+               directive="accept", rounds=1, prompt_tokens=900, completion_tokens=100,
+               wall_s=10),
+        result("moved", "recoverable", "environmental", "retry", directive="abandon",
+               rounds=4, prompt_tokens=3500, completion_tokens=500, wall_s=60),
+        result("wc", "recoverable", "logical", "retry", false_accept=True,
+               directive="accept", rounds=1, prompt_tokens=900, completion_tokens=100,
+               wall_s=10),
+        result("none", "impossible", "impossible", "retry", directive="abandon",
+               rounds=4, prompt_tokens=3000, completion_tokens=1000, wall_s=40),
+    ]  # fmt: skip
+
+
+def test_summaries_count_solves_false_accepts_rounds_and_cost_per_solved_task():
+    record = build_record({"name": "control", "session": "s"}, recorded())
+    ggs, retry = record["summaries"]
+
+    assert (ggs["strategy"], ggs["solved"], ggs["scenarios"]) == ("ggs", 4, 4)
+    assert (ggs["recoverable_solved"], ggs["recoverable"]) == (2, 2)
+    assert ggs["mean_rounds"] == 2
+    assert ggs["tokens_per_solved"] == 8000 / 4
+    assert ggs["wall_per_solved_s"] == 120 / 4
+    assert (ggs["abandons_correct"], ggs["abandons_premature"]) == (1, 0)
+    assert (retry["solved"], retry["recoverable_solved"], retry["false_accepts"]) == (
+        1,
+        0,
+        1,
+    )
+    assert retry["tokens_per_solved"] == 10000
+    assert retry["recoverable_tokens_per_solved"] is None
+    # The retry run that abandoned an impossible task was no solve: no NextMoves.
+    assert (retry["abandons_correct"], retry["abandons_premature"]) == (1, 1)
+
+
+def test_comparison_line_gives_the_solve_rate_gap_on_recoverable_scenarios():
+    record = build_record({"name": "control", "session": "s"}, recorded())
+
+    assert record["comparison"] == [
+        "GGS vs retry on recoverable scenarios (pass 1): solved 2/2 (100 %) vs "
+        "0/2 (0 %), +100 pp; tokens per solved task 2,500 vs n/a; false accepts "
+        "0 vs 1."
+    ]
+
+
+def test_second_pass_is_compared_with_the_first_per_strategy_and_class():
+    first = recorded()
+    second = [
+        Result(**{**r.__dict__, "pass_no": 2, "rounds": 1, "prompt_tokens": 450})
+        for r in first
+    ]
+    record = build_record({"name": "control", "session": "s"}, first + second)
+    rows = {(m["strategy"], m["group"]): m for m in record["memory"]}
+
+    assert len(record["summaries"]) == 4
+    assert rows[("ggs", "logical")]["rounds"] == [3, 1]
+    assert rows[("ggs", "logical")]["tokens"] == [3000, 750]
+    assert rows[("retry", "environmental")]["solved"] == [0, 0]
+    assert "| ggs | logical | 1 | 1 → 1 | 3.00 → 1.00 | -67 % |" in render(record)
+
+
+def test_report_names_every_run_and_marks_false_accepts():
+    report = render(build_record({"name": "control", "session": "s"}, recorded()))
+
+    for r in recorded():
+        assert r.run_id in report
+    assert "| wc | recoverable | logical | no | **YES** | accept |" in report
+    assert "| ggs | 1 | 4/4 | 2/2 (100 %) | 0 | 2.00 | 2,000 | 30 | 1 | 0 |" in report
+
+
+def test_chart_draws_a_bar_per_strategy_and_pass_with_its_value():
+    record = build_record({"name": "control", "session": "s"}, recorded())
+    svg = ET.fromstring(str(benchmark_chart(record["chart"])))
+    bars = {
+        r.find(f"{SVG}title").text: float(r.get("height"))
+        for r in svg.iter(f"{SVG}rect")
+    }
+
+    assert set(bars) == {
+        "ggs pass 1: 100%",
+        "retry pass 1: 0%",
+        "ggs pass 1: 2,000",
+        "retry pass 1: 10,000",
+    }
+    assert bars["retry pass 1: 0%"] == 0
+    assert bars["ggs pass 1: 2,000"] < bars["retry pass 1: 10,000"]
+    assert "retry pass 1" in svg.find(f"{SVG}desc").text
+
+
+def test_chart_escapes_text_and_draws_nothing_solved_as_n_a():
+    rows = [
+        {"strategy": "<b>x</b>", "pass": 1, "solve_rate": 0, "tokens_per_solved": None}
+    ]
+    svg = str(benchmark_chart(rows))
+
+    assert "<b>" not in svg and "&lt;b&gt;x&lt;/b&gt;" in svg
+    assert "n/a" in ET.fromstring(svg).find(f"{SVG}desc").text
