@@ -294,6 +294,10 @@ def render(record: dict) -> str:
     out += [
         f"- {k}: {record[k]}" for k in ("model", "seed", "temperature") if k in record
     ]
+    if record.get("complete") is False:
+        out.append("- INCOMPLETE: the session stopped before every run was done")
+    dreams = record.get("dreams", [])
+    out += [f"- Dreamer pass before pass {n + 2}: {d}" for n, d in enumerate(dreams)]
     out += ["", *summary_table(record["summaries"]), "", LEGEND, ""]
     out += [f"- {line}" for line in record["comparison"]]
     if record["memory"]:

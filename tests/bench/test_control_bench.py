@@ -52,8 +52,8 @@ def scripted(tasks_dir):
     def executor(request):
         done = [m for m in request.messages if m.get("role") == "tool"]
         if done:
-            printed = str(done[-1].get("content"))
-            return json.dumps({"status": "completed", "output": f"wc -l: {printed}"})
+            printed = str(done[-1].get("content")).split()[-1]
+            return json.dumps({"status": "completed", "output": f"{printed} lines"})
         path, found = named_file(request)
         target = path or (found[0] if found else "missing.txt")
         return Step(tool_calls=(_call("shell", {"command": f"wc -l < {target}"}),))
