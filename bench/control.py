@@ -130,23 +130,13 @@ class Bench:
             for pair, name in zip(pairs, names, strict=True)
         }
 
-    def run(self, scenario: Scenario, strategy: str, pass_no: int) -> Result:
-        """Run ``scenario`` under ``strategy`` on a fresh directory; judge it."""
-        task = scenario.task
+    def run(self, result: Result, scenario: Scenario) -> None:
+        """Run ``scenario`` as ``result`` says on a fresh directory; judge it."""
+        task, strategy = scenario.task, result.strategy
         task_dir = self.root / strategy / scenario.name
         remove_tree(task_dir)
         prepare_dir(task, task_dir)
         api = self.apis[(strategy, scenario.name)]
-        result = Result(
-            scenario.name,
-            scenario.expect,
-            scenario.failure,
-            scenario.group,
-            strategy,
-            pass_no,
-            note="the run did not finish",
-        )
-        self.results.append(result)
         result.run_id = api.submit(task.request(task_dir), control=strategy)
         watched = task_dir / task.watch if task.watch else None
         out = drive(
@@ -158,15 +148,30 @@ class Bench:
         )
         result.solved = is_solved(task, verdict, out.directive, out.next_moves)
         result.false_accept = is_false_accept(verdict, out.directive)
-        result.directive, result.status, result.path = (
-            out.directive,
-            out.status,
-            out.path,
-        )
+        result.directive, result.status = out.directive, out.status
+        result.path = out.path
         result.rounds, result.wall_s = out.rounds, round(out.wall_s, 1)
         result.prompt_tokens = out.prompt_tokens
         result.completion_tokens = out.completion_tokens
         result.note = verdict.note + ("; cancelled" if out.cancelled else "")
+
+    def attempt(self, scenario: Scenario, strategy: str, pass_no: int) -> Result:
+        """Run one scenario; a run that never ends is recorded, not fatal."""
+        result = Result(
+            scenario.name,
+            scenario.expect,
+            scenario.failure,
+            scenario.group,
+            strategy,
+            pass_no,
+            note="the run did not finish",
+        )
+        self.results.append(result)
+        try:
+            self.run(result, scenario)
+        except (AssertionError, OSError) as exc:
+            # The run stays unsolved in the table with what went wrong.
+            result.note = f"{result.note}: {exc}"
         return result
 
     def dream(self) -> str:
@@ -178,7 +183,11 @@ class Bench:
             what="every bus message delivered",
         )
         done = self.cluster.manage(
-            "memory", "dream", "--timeout", str(DREAM_TIMEOUT_S), check=False
+            "memory",
+            "dream",
+            *("--timeout", str(DREAM_TIMEOUT_S)),
+            check=False,
+            timeout=DREAM_TIMEOUT_S + 60,
         )
         return (done.stdout + done.stderr).strip()
 
@@ -191,8 +200,13 @@ class Bench:
                 say(f"Dreamer pass before pass {pass_no}: {report}")
             for scenario in opts.scenarios:
                 for strategy in opts.strategies:
-                    result = self.run(scenario, strategy, pass_no)
-                    say(progress(result, self.cluster.url, opts.passes))
+                    say(
+                        progress(
+                            self.attempt(scenario, strategy, pass_no),
+                            self.cluster.url,
+                            opts.passes,
+                        )
+                    )
 
 
 def say(text: str) -> None:

@@ -133,7 +133,9 @@ class Cluster:
             self.start_process(name)
         self.wait_ready(self.ready_timeout)
 
-    def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    def manage(
+        self, *args: str, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess:
         """Run a management command against this cluster; return its result."""
         return subprocess.run(
             [sys.executable, "manage.py", *args],
@@ -142,7 +144,7 @@ class Cluster:
             capture_output=True,
             text=True,
             check=check,
-            timeout=120,
+            timeout=timeout,
         )
 
     def start_process(self, name: str, *, node: str = "") -> subprocess.Popen:
