@@ -99,7 +99,11 @@ def execute(
                     subtask, toolbox, correction, prior_outputs, attempt, max_turns
                 )
             )
-            review = reviewer(subtask, lambda: toolbox.evidence[start:])
+            review = reviewer(
+                subtask,
+                lambda: toolbox.evidence[start:],
+                [spec.name for spec in toolbox.specs()],
+            )
             status, output, note, usage, error = _run_model(
                 messages, model, toolbox, max_turns, resume, review
             )

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from roles.agent_validator_judge import invented_facts, unsupported
+from roles.agent_validator_judge import COMPUTE, invented_facts, unsupported
 from roles.contracts import ExecutionResult, SubTask
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.toolloop import Review, ToolCallRecord
@@ -40,11 +40,18 @@ NO_EVIDENCE = (
     "tool output shows it yet. Do that now with a tool, then give your final "
     "JSON answer with what the tool printed."
 )
+# A model told to compute a number tends to read the file once more.
+USE_SHELL = (
+    " Use the shell tool for it: read_file only shows the data, it computes nothing."
+)
 
 
-def reviewer(subtask: SubTask, evidence: Callable[[], Sequence[str]]) -> Review:
+def reviewer(
+    subtask: SubTask, evidence: Callable[[], Sequence[str]], tools: Sequence[str] = ()
+) -> Review:
     """Return the review of ``subtask``'s final answers; ``evidence`` returns
-    this attempt's calls as R4a will read them."""
+    this attempt's calls as R4a will read them, ``tools`` names the tools the
+    executor has."""
 
     def review(final: str, calls: Sequence[ToolCallRecord], reviews: int):
         if reviews:
@@ -61,7 +68,11 @@ def reviewer(subtask: SubTask, evidence: Callable[[], Sequence[str]]) -> Review:
             tool_calls=list(evidence()),
         )
         why = unsupported(result) or invented_facts(subtask, result)
-        return NO_EVIDENCE.format(why=why.rstrip(".")) if why else None
+        if not why:
+            return None
+        computes = COMPUTE in why or "sum that column" in why
+        shell = USE_SHELL if computes and "shell" in tools else ""
+        return NO_EVIDENCE.format(why=why.rstrip(".")) + shell
 
     return review
 

@@ -60,3 +60,16 @@ def test_an_answer_a_tool_output_shows_is_taken():
     unshown = review('{"status": "completed", "output": "10000"}', (), 0)
     assert unshown is not None
     assert "'10000', which no tool output shows" in unshown
+    assert "shell tool" not in unshown
+
+
+def test_a_number_to_compute_is_sent_to_the_shell_when_the_executor_has_it():
+    read = ['read_file: {"path": "sales.csv"} → region,amount\nwest,770']
+    review = reviewer(SUBTASK, lambda: read, ["read_file", "shell"])
+    message = review('{"status": "completed", "output": "10000"}', (), 0)
+    assert message is not None
+    assert message.endswith(
+        "Use the shell tool for it: read_file only shows the data, it computes nothing."
+    )
+    without = reviewer(SUBTASK, lambda: read, ["read_file"])
+    assert "shell" not in without('{"status": "completed", "output": "10000"}', (), 0)
