@@ -101,7 +101,11 @@ def drop_copied_examples(
         kept = []
         for value in values:
             text = normalise_criterion(value).criterion
-            if _words(text) in copied:
+            words = _words(text)
+            # "output_names_one_weekday": the example's first words, as a name.
+            if words in copied or (
+                words.count(" ") >= 2 and any(c.startswith(words) for c in copied)
+            ):
                 notes.append(f"{where}: dropped {text!r}, copied from R2's examples")
             else:
                 kept.append(value)

@@ -69,6 +69,13 @@ def test_a_criterion_copied_from_r2s_examples_is_dropped_with_a_note():
     assert len(notes) == 2 and "copied from R2's examples" in notes[0]
 
 
+def test_the_first_words_of_an_example_written_as_a_name_are_dropped_too():
+    find = step("find_file_by_name", 1, "output_names_one_weekday", "output names")
+    [kept], _, notes = drop_copied_examples([find], [], "Which file defines f?")
+    assert kept.success_criteria == ["output names"]
+    assert len(notes) == 1
+
+
 def test_an_example_stays_when_the_request_is_about_what_it_names():
     day = step("Find the weekday", 1, "output names one weekday, Monday to Sunday")
     [kept], _, notes = drop_copied_examples([day], [], "Which weekday is 2025-01-01?")
