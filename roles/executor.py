@@ -39,11 +39,14 @@ FINAL_SCHEMA = {
 RESULT_CAP = 100_000
 PRIOR_CAP = 4000
 PREVIOUS_CALLS = 10
+# Said as a next step, not as a failure: a small model reports "duplicate call
+# blocked" as the subtask's failure when the warning reads like an error.
 REPEAT_WARNING = (
     "DUPLICATE CALL BLOCKED: [{tool}] was already called with these exact "
-    "arguments and its result is above. Either give your final JSON answer with "
-    "what you have, or use a different tool, query or approach. Repeating this "
-    "call again fails the attempt."
+    "arguments and its result is above; nothing failed. Next step: give your "
+    "final JSON answer with what you have, or use a different tool, query or "
+    "approach (to count, sum or search in a file you read, run a shell command "
+    "such as grep -c, wc -l or awk). Repeating this call again fails the attempt."
 )
 
 
