@@ -41,6 +41,7 @@ from roles.ggs_output import (
     failed_criterion,
     failed_targets,
     failure_class,
+    is_failed_result,
     terminal_rationale,
 )
 from roles.ggs_summary import abandon_reason, accept_summary, terminal_report
@@ -220,8 +221,13 @@ def _replan(
         grad_l=rnd.grad,
         rationale=action_rationale(rnd, config, message.gap_summary),
     )
+    # Only a call whose own result failed says something about its (tool,
+    # target): reading a file that a failing subtask then miscounted did not.
     megrams = action_megrams(
-        rnd.directive, failing, now=given.now, id_factory=given.id_factory
+        rnd.directive,
+        [(o, c) for o, c in failing if is_failed_result(c)],
+        now=given.now,
+        id_factory=given.id_factory,
     )
     return StepResult(output=directive, state=next_state, megrams=megrams)
 

@@ -335,8 +335,8 @@ def test_directive_rationale_carries_the_numbers_and_the_gap():
 
 
 def test_action_state_writes_one_megram_per_distinct_failing_call():
-    calls = [shell("ls /a", "No such file"), shell("ls /a", "No such file")]
-    other = format_evidence("fetch_url", {"url": "http://x"}, "timed out")
+    calls = [missing("ls /a"), missing("ls /a"), shell("cat /b", "[exit code 0]\nb")]
+    other = format_evidence("fetch_url", {"url": "http://x"}, "ERROR: timed out")
     message = replan(
         failed("a", calls=calls, intent="list a", failure_reason="missing"),
         failed("b", calls=[other], intent="fetch x"),
@@ -415,7 +415,7 @@ def test_injected_clock_and_ids_stamp_the_megrams():
 
     megrams = step(
         GGSState(),
-        replan(failed("a", calls=[shell("ls /a"), shell("ls /b")])),
+        replan(failed("a", calls=[missing("ls /a"), missing("ls /b")])),
         now=now,
         id_factory=lambda: next(ids),
     ).megrams
