@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import path
 
 from artoo_web import views
-from artoo_web.models import Benchmark, BusMessage, Run, TraceEvent
+from artoo_web.models import Benchmark, BusMessage, Project, Run, TraceEvent
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -50,12 +50,25 @@ class RunAdmin(RecordAdmin):
         "control",
         "directive",
         "round",
+        "project",
         "created_at",
     )
     list_filter = ("status", "control")
     list_select_related = ("owner",)
     search_fields = ("id", "task_id", "raw_input")
     inlines = [BusMessageInline]
+
+
+@admin.register(Project)
+class ProjectAdmin(RecordAdmin):
+    list_display = ("id", "owner", "status", "short_request", "created_at")
+    list_filter = ("status",)
+    list_select_related = ("owner",)
+    search_fields = ("id", "request", "directory")
+
+    @admin.display(description="Request")
+    def short_request(self, obj: Project) -> str:
+        return obj.request[:80]
 
 
 @admin.register(BusMessage)

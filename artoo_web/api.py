@@ -14,9 +14,9 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from artoo_web import api_tokens, inputs, runs
+from artoo_web import api_tokens, inputs, projects, runs
 from artoo_web.forms import clean_task_text
-from artoo_web.models import Approval, BusMessage, Run
+from artoo_web.models import Approval, BusMessage, Project, Run
 from artoo_web.summaries import rounds_of, usage_by_role
 from roles import control, quota
 
@@ -54,7 +54,7 @@ def endpoint(*methods: str):
                 return error(exc.status, str(exc))
             except inputs.InputError as exc:
                 return error(400, str(exc))
-            except runs.Conflict as exc:
+            except (runs.Conflict, projects.Conflict) as exc:
                 return error(409, str(exc))
             except runs.LimitReached as exc:
                 return limit_reached(exc.refusal)
@@ -207,3 +207,65 @@ def run_answer(request: HttpRequest, run_id):
         raise ApiError(400, problem)
     msg = runs.answer_clarification(run, answer)
     return JsonResponse({"message_id": msg.id}, status=202)
+
+
+def visible_project(request: HttpRequest, project_id) -> Project:
+    found = Project.objects.visible_to(request.user).filter(id=project_id).first()
+    if found is None:
+        raise ApiError(404, "No such project.")
+    return found
+
+
+def project_json(project: Project) -> dict:
+    state = project.load_state()
+    return {
+        "id": str(project.id),
+        "status": project.status,
+        "request": project.request,
+        "directory": project.directory,
+        "remit": state.remit,
+        "milestones": [m.description for m in state.milestones],
+        "milestone_index": state.milestone_index,
+        "completed_tasks": state.completed_tasks,
+        "runs": [
+            {"id": str(r.id), "dispatch_id": r.dispatch_id, "status": r.status}
+            for r in project.runs.order_by("created_at")
+        ],
+        "usage": project.usage,
+        "reason": project.reason,
+        "created_at": project.created_at.isoformat(),
+        "finished_at": (
+            project.finished_at.isoformat() if project.finished_at else None
+        ),
+        "url": reverse("project-detail", args=[project.id]),
+    }
+
+
+@endpoint("GET", "POST")
+def project_list(request: HttpRequest):
+    if request.method == "GET":
+        mine = Project.objects.visible_to(request.user)[:100]
+        rows = [
+            {"id": str(p.id), "status": p.status, "request": p.request} for p in mine
+        ]
+        return JsonResponse({"projects": rows})
+    data = body(request)
+    text = string_field(data, "request")
+    directory = string_field(data, "directory")
+    try:
+        project = projects.create(request.user, text, directory)
+    except ValueError as exc:
+        raise ApiError(400, str(exc)) from None
+    return JsonResponse(project_json(project), status=201)
+
+
+@endpoint("GET")
+def project_detail(request: HttpRequest, project_id):
+    return JsonResponse(project_json(visible_project(request, project_id)))
+
+
+@endpoint("POST")
+def project_cancel(request: HttpRequest, project_id):
+    project = visible_project(request, project_id)
+    projects.cancel(project)
+    return JsonResponse(project_json(project), status=202)

@@ -27,7 +27,7 @@ from django.utils import timezone
 from pydantic import BaseModel
 
 from artoo_web import followups, redisconn, topics
-from artoo_web.models import BusMessage, Run, TraceEvent
+from artoo_web.models import BusMessage, Project, Run, TraceEvent
 from roles import contracts, routes
 
 log = logging.getLogger(__name__)
@@ -70,13 +70,18 @@ def send(
     *,
     round: int | None = None,
     allow_off_route: bool = False,
+    project: Project | None = None,
 ) -> BusMessage:
-    """Store a message in the caller's transaction; publish and enqueue on commit."""
+    """Store a message in the caller's transaction; publish and enqueue on commit.
+
+    ``project`` is set on a project's messages (``artoo_web.projects``).
+    """
     if not allow_off_route and not routes.is_on_route(type_, sender, recipient):
         raise BoundaryViolation(f"{type_} from {sender} to {recipient} is off-route")
     queue = routes.queue_for(recipient)
     msg = BusMessage.objects.create(
         run=run,
+        project=project,
         round=(run.round if run else 0) if round is None else round,
         sender=sender,
         recipient=recipient,
@@ -242,9 +247,20 @@ def _run_handler(msg: BusMessage, reg: Registration) -> str:
     return "delivered"
 
 
-def handler_failed(message_id: int, exc: Exception, give_up: GiveUp) -> str:
-    """Record a handler's error; retry with backoff, then ``give_up`` on the run."""
+def handler_failed(
+    message_id: int,
+    exc: Exception,
+    give_up: GiveUp,
+    give_up_project: GiveUp | None = None,
+) -> str:
+    """Record a handler's error; retry with backoff, then ``give_up`` on the run.
+
+    A project's message counts its failures on the project and then calls
+    ``give_up_project``.
+    """
     msg = BusMessage.objects.filter(id=message_id).first()
+    if msg is not None and msg.project_id and give_up_project is not None:
+        return _project_handler_failed(msg, exc, give_up_project)
     if msg is None or msg.run_id is None:
         log.exception("bus: handler of message %s failed", message_id)
         return "error"
@@ -259,6 +275,21 @@ def handler_failed(message_id: int, exc: Exception, give_up: GiveUp) -> str:
     failures = TraceEvent.objects.filter(
         run_id=msg.run_id, kind="handler_error", data__message_id=msg.id
     ).count()
+    return _retry_or_give_up(msg, error, failures, give_up)
+
+
+def _project_handler_failed(msg: BusMessage, exc: Exception, give_up: GiveUp) -> str:
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    log.error("bus: %s handler of message %s failed: %s", msg.recipient, msg.id, error)
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(id=msg.project_id)
+        failures = project.failures.get(str(msg.id), 0) + 1
+        project.failures[str(msg.id)] = failures
+        project.save(update_fields=["failures", "updated_at"])
+    return _retry_or_give_up(msg, error, failures, give_up)
+
+
+def _retry_or_give_up(msg: BusMessage, error: str, failures: int, give_up) -> str:
     attempts = settings.ARTOO_HANDLER_ATTEMPTS
     if failures < attempts:
         followups.enqueue(

@@ -140,3 +140,21 @@ class TokenForm(forms.Form):
             return api_tokens.clean_name(self.cleaned_data.get("name", ""))
         except api_tokens.Refused as exc:
             raise forms.ValidationError(str(exc)) from None
+
+
+class ProjectForm(forms.Form):
+    request = forms.CharField(
+        label="Request",
+        strip=False,
+        required=False,
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "What should the project achieve?"}
+        ),
+    )
+    directory = forms.CharField(
+        label="Working directory",
+        required=False,
+        max_length=1000,
+        help_text="An absolute path inside the allowed paths (a git repository is "
+        "created when it is not one); empty for a new directory.",
+    )

@@ -1,4 +1,4 @@
-"""The records of artoo_web: runs, the bus, and the per-run decision log."""
+"""The records of artoo_web: projects, runs, the bus, and the per-run decision log."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from django.db import models
 
 from artoo_web import runfeed
 from roles import control
+from roles.projects import ProjectState
 from roles.runstate import RunState
 
 
@@ -35,6 +36,82 @@ CONTROL_CHOICES = [(name, name) for name in control.NAMES]
 def default_control() -> str:
     """Return the strategy of a run submitted without one (``ARTOO_CONTROL``)."""
     return settings.ARTOO_CONTROL
+
+
+class ProjectStatus(models.TextChoices):
+    """A project's phase (``roles.projects.state.Phase``): who it waits on."""
+
+    SCOPE = "scope", "scoping"
+    PLAN = "plan", "planning"
+    IMPLEMENT = "implement", "implementing"
+    QA = "qa", "checking"
+    ASSESS = "assess", "assessing"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+PROJECT_TERMINAL = frozenset(
+    {ProjectStatus.COMPLETE, ProjectStatus.FAILED, ProjectStatus.CANCELLED}
+)
+
+
+class ProjectQuerySet(models.QuerySet):
+    def visible_to(self, user) -> ProjectQuerySet:
+        """Return the projects ``user`` may see: their own, or all for staff."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_staff:
+            return self
+        return self.filter(owner=user)
+
+
+class Project(models.Model):
+    """Long-horizon work on a directory: a request, milestones, a Run per task.
+
+    ``state`` is the stored ``roles.projects.ProjectState``; ``status`` mirrors
+    its phase for lists and filters. ``usage`` holds calls, tokens and cost per
+    project agent; ``failures`` counts a handler's errors per bus message.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
+    )
+    request = models.TextField()
+    directory = models.CharField(max_length=1000)
+    status = models.CharField(
+        max_length=12, choices=ProjectStatus.choices, default=ProjectStatus.SCOPE
+    )
+    state = models.JSONField(default=dict, blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    failures = models.JSONField(default=dict, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ProjectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"project {self.id}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in PROJECT_TERMINAL
+
+    def load_state(self) -> ProjectState:
+        """Return the project's typed state."""
+        return ProjectState.from_dict(self.state)
+
+    def keep_state(self, state: ProjectState) -> None:
+        """Store a typed state and its phase on the row (the caller saves)."""
+        self.state = state.to_dict()
+        self.status = state.phase
 
 
 class RunQuerySet(models.QuerySet):
@@ -68,6 +145,11 @@ class Run(models.Model):
     control = models.CharField(
         max_length=10, choices=CONTROL_CHOICES, default=default_control
     )
+    # A project's task runs under its dispatch id (``t3-a1``), at most once.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="runs", null=True, blank=True
+    )
+    dispatch_id = models.CharField(max_length=40, blank=True)
     tokens = models.PositiveIntegerField(default=0)
     human_wait_ms = models.PositiveBigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
@@ -81,6 +163,13 @@ class Run(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["owner", "-created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "dispatch_id"],
+                condition=models.Q(project__isnull=False),
+                name="one_run_per_dispatch",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.task_id or 'run'} {self.id}"
@@ -121,6 +210,14 @@ class BusMessage(models.Model):
     run = models.ForeignKey(
         Run, on_delete=models.CASCADE, related_name="messages", null=True, blank=True
     )
+    # Set on a project's messages; a task's RunReply has both.
+    project = models.ForeignKey(
+        Project,
+        on_delete=models.CASCADE,
+        related_name="messages",
+        null=True,
+        blank=True,
+    )
     round = models.PositiveIntegerField(default=0)
     sender = models.CharField(max_length=8)
     recipient = models.CharField(max_length=8)
@@ -148,6 +245,7 @@ class BusMessage(models.Model):
         return {
             "id": self.id,
             "run": str(self.run_id) if self.run_id else None,
+            "project": str(self.project_id) if self.project_id else None,
             "round": self.round,
             "sender": self.sender,
             "recipient": self.recipient,

@@ -19,12 +19,13 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from artoo_web import bus, followups, redisconn, runfeed, runtime, topics
+from artoo_web import bus, followups, projects, redisconn, runfeed, runtime, topics
 from artoo_web.models import (
     TERMINAL_STATUSES,
     Approval,
     ApprovalStatus,
     BusMessage,
+    Project,
     Run,
     RunStatus,
     TraceEvent,
@@ -87,6 +88,30 @@ def submit(owner, raw_input: str, control: str = "") -> Run:
             data={"chars": len(raw_input), "control": name},
         )
         transaction.on_commit(lambda: enqueue_start(run.id))
+    return run
+
+
+def submit_task(project: Project, dispatch_id: str, raw_input: str) -> Run:
+    """Start a project task's Run under its dispatch id, at most once.
+
+    A dispatch id that already has a Run (a redelivered DispatchTask, or a
+    worker that died after starting it) returns that Run and starts nothing.
+    The project was admitted as a whole, so its tasks skip the per-user limits.
+    """
+    with transaction.atomic():
+        run, created = Run.objects.get_or_create(
+            project=project,
+            dispatch_id=dispatch_id,
+            defaults={"owner_id": project.owner_id, "raw_input": raw_input},
+        )
+        if created:
+            TraceEvent.objects.create(
+                run=run,
+                role="User",
+                kind="submitted",
+                data={"chars": len(raw_input), "control": run.control},
+            )
+            transaction.on_commit(lambda: enqueue_start(run.id))
     return run
 
 
@@ -335,6 +360,7 @@ def finish(run: Run, final: FinalResult, status: str) -> None:
     run.status = status
     run.finished_at = timezone.now()
     run.save()
+    projects.run_ended(run)
     transaction.on_commit(lambda: runtime.discard_sandbox_state(run.id))
 
 

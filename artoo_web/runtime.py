@@ -76,7 +76,12 @@ def new_id() -> str:
 
 
 def workspace_for(run: Run) -> Path:
-    """Return (creating) the run's workspace: ``<workspace>/<owner id>/<run id>``."""
+    """Return (creating) the run's workspace: ``<workspace>/<owner id>/<run id>``.
+
+    A project's task works in the project's directory instead.
+    """
+    if run.project_id is not None:
+        return Path(run.project.directory)
     path = user_area(run.owner_id) / str(run.id)
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -9,7 +9,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from artoo_web import bus, runs, watchdog
+from artoo_web import bus, projects, runs, watchdog
 from artoo_web.handlers import (
     HANDLERS,
     executor,
@@ -27,7 +27,7 @@ def deliver(message_id: int) -> str:
     try:
         return bus.deliver(message_id, HANDLERS)
     except Exception as exc:
-        return bus.handler_failed(message_id, exc, runs.give_up)
+        return bus.handler_failed(message_id, exc, runs.give_up, projects.give_up)
 
 
 @shared_task

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from artoo_web import api, converters, views
+from artoo_web import api, converters, projectviews, views
 
 converters.register()
 
@@ -18,6 +18,18 @@ urlpatterns = [
     ),
     path("runs/<anyuuid:run_id>/answer", views.run_answer, name="run-answer"),
     path("runs/<anyuuid:run_id>/audit", views.run_audit, name="run-audit"),
+    path("projects/", projectviews.project_list, name="project-list"),
+    path("projects/new", projectviews.project_create, name="project-create"),
+    path(
+        "projects/<anyuuid:project_id>/",
+        projectviews.project_detail,
+        name="project-detail",
+    ),
+    path(
+        "projects/<anyuuid:project_id>/cancel",
+        projectviews.project_cancel,
+        name="project-cancel",
+    ),
     path("memory/", views.memory_browser, name="memory"),
     path("memory/remember", views.memory_remember, name="memory-remember"),
     path("memory/forget", views.memory_forget, name="memory-forget"),
@@ -41,5 +53,12 @@ urlpatterns = [
         name="api-run-approval",
     ),
     path("api/runs/<anyuuid:run_id>/answer", api.run_answer, name="api-run-answer"),
+    path("api/projects", api.project_list, name="api-projects"),
+    path("api/projects/<anyuuid:project_id>", api.project_detail, name="api-project"),
+    path(
+        "api/projects/<anyuuid:project_id>/cancel",
+        api.project_cancel,
+        name="api-project-cancel",
+    ),
     path("admin/", admin.site.urls),
 ]

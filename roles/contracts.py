@@ -36,6 +36,7 @@ from roles.criteria import (
     normalise_criterion,
 )
 from roles.memory_contracts import Megram, MemoryQuery, MemoryRecall, Potentials
+from roles.projects.events import PROJECT_MESSAGES
 from roles.task_contracts import (
     ApprovalDecision,
     ApprovalRequest,
@@ -131,6 +132,7 @@ CONTRACTS: dict[str, type[Contract]] = {
         NextMoves,
         AuditQuery,
         AuditReport,
+        *PROJECT_MESSAGES,
     )
 }
 

@@ -32,6 +32,11 @@ ROLE_TIERS = {
     "R3": "tool",
     "R4a": "tool",
     "R5": "tool",
+    # A project's agents plan and judge: the brain's work.
+    "Scope": "brain",
+    "TaskPlan": "brain",
+    "QA": "brain",
+    "Assessor": "brain",
 }
 TIER_PREFIXES = {"brain": "BRAIN", "tool": "TOOL"}
 ENDPOINT_KEYS = ("BASE_URL", "API_KEY", "MODEL")

@@ -2,37 +2,66 @@
 
 One place names every legal ``(type, sender, recipient)``; the bus refuses
 anything else and the Auditor flags it as a boundary violation.
+
+A project's agents (``roles.projects``) are roles too: the Project (its state
+machine) asks the ScopeAgent (``Scope``), the TaskPlanner (``TaskPlan``), QA
+and the Assessor, and the Implementor (``Impl``), which runs each task as a
+Run; their replies come back to the Project, its records go to the User.
 """
 
 from __future__ import annotations
 
 ROLES = ("User", "R1", "R2", "R3", "R4a", "R4b", "R5", "R6", "R7")
+PROJECT_ROLES = ("Project", "Scope", "TaskPlan", "QA", "Assessor", "Impl")
 
-ROUTES: frozenset[tuple[str, str, str]] = frozenset(
+PROJECT_ROUTES: frozenset[tuple[str, str, str]] = frozenset(
     {
-        ("TaskSpec", "R1", "R2"),
-        ("ClarificationRequest", "R1", "User"),
-        ("ClarificationAnswer", "User", "R1"),
-        ("DirectResponse", "R1", "User"),
-        ("MemoryQuery", "R2", "R5"),
-        ("MemoryRecall", "R5", "R2"),
-        ("DispatchManifest", "R2", "R4b"),
-        ("SubTask", "R2", "R3"),
-        ("ExecutionResult", "R3", "R4a"),
-        ("CorrectionSignal", "R4a", "R3"),
-        ("ApprovalRequest", "R3", "User"),
-        ("ApprovalDecision", "User", "R3"),
-        ("SubTaskOutcome", "R4a", "R4b"),
-        ("ReplanRequest", "R4b", "R7"),
-        ("OutcomeSummary", "R4b", "R7"),
-        ("PlanDirective", "R7", "R2"),
-        ("Megram", "R7", "R5"),
-        ("Megram", "User", "R5"),
-        ("FinalResult", "R7", "User"),
-        ("NextMoves", "R2", "User"),
-        ("AuditQuery", "User", "R6"),
-        ("AuditReport", "R6", "User"),
+        ("AskScopeAgent", "Project", "Scope"),
+        ("ScopeReply", "Scope", "Project"),
+        ("AskTaskPlanner", "Project", "TaskPlan"),
+        ("PlanReply", "TaskPlan", "Project"),
+        ("DispatchTask", "Project", "Impl"),
+        ("StopTask", "Project", "Impl"),
+        ("RunReply", "Impl", "Project"),
+        ("AskQA", "Project", "QA"),
+        ("QAReply", "QA", "Project"),
+        ("AskAssessor", "Project", "Assessor"),
+        ("AssessorReply", "Assessor", "Project"),
+        ("Cancel", "User", "Project"),
+        ("RecordDone", "Project", "User"),
+        ("RecordEscalation", "Project", "User"),
+        ("FinishProject", "Project", "User"),
     }
+)
+
+ROUTES: frozenset[tuple[str, str, str]] = (
+    frozenset(
+        {
+            ("TaskSpec", "R1", "R2"),
+            ("ClarificationRequest", "R1", "User"),
+            ("ClarificationAnswer", "User", "R1"),
+            ("DirectResponse", "R1", "User"),
+            ("MemoryQuery", "R2", "R5"),
+            ("MemoryRecall", "R5", "R2"),
+            ("DispatchManifest", "R2", "R4b"),
+            ("SubTask", "R2", "R3"),
+            ("ExecutionResult", "R3", "R4a"),
+            ("CorrectionSignal", "R4a", "R3"),
+            ("ApprovalRequest", "R3", "User"),
+            ("ApprovalDecision", "User", "R3"),
+            ("SubTaskOutcome", "R4a", "R4b"),
+            ("ReplanRequest", "R4b", "R7"),
+            ("OutcomeSummary", "R4b", "R7"),
+            ("PlanDirective", "R7", "R2"),
+            ("Megram", "R7", "R5"),
+            ("Megram", "User", "R5"),
+            ("FinalResult", "R7", "User"),
+            ("NextMoves", "R2", "User"),
+            ("AuditQuery", "User", "R6"),
+            ("AuditReport", "R6", "User"),
+        }
+    )
+    | PROJECT_ROUTES
 )
 
 MESSAGE_TYPES: frozenset[str] = frozenset(route[0] for route in ROUTES)

@@ -2,16 +2,47 @@
 
 One module per role, named as in ``roles/``: perceiver (R1), planner (R2),
 executor (R3 ⇄ R4a, with the dispatcher that holds later sequence groups),
-meta_validator (R4b), ggs (R7), memory (R5). Each handler is a few lines around
-a pure call. Only ``artoo_web.tasks`` imports this package; handlers enqueue
-follow-up work through ``artoo_web.followups``.
+meta_validator (R4b), ggs (R7), memory (R5), and projects (a project's
+Project, Scope, TaskPlan, QA, Assessor and Impl roles). Each handler is a few
+lines around a pure call. Only ``artoo_web.tasks`` imports this package;
+handlers enqueue follow-up work through ``artoo_web.followups``.
 
 A self-committing handler opens ``bus.delivering(msg)`` itself, around its
 persistence only, so a long model or tool call holds no transaction.
 """
 
 from artoo_web.bus import Registration, Table
-from artoo_web.handlers import executor, ggs, memory, meta_validator, perceiver, planner
+from artoo_web.handlers import (
+    executor,
+    ggs,
+    memory,
+    meta_validator,
+    perceiver,
+    planner,
+    projects,
+)
+
+# The Project steps its state machine on every reply; an agent's model call
+# holds no transaction.
+PROJECT_HANDLERS: Table = {
+    **{
+        ("Project", type_): Registration(projects.advance, self_committing=False)
+        for type_ in (
+            "ScopeReply",
+            "PlanReply",
+            "RunReply",
+            "QAReply",
+            "AssessorReply",
+            "Cancel",
+        )
+    },
+    ("Scope", "AskScopeAgent"): Registration(projects.scope, self_committing=True),
+    ("TaskPlan", "AskTaskPlanner"): Registration(projects.plan, self_committing=True),
+    ("QA", "AskQA"): Registration(projects.qa, self_committing=True),
+    ("Assessor", "AskAssessor"): Registration(projects.assess, self_committing=True),
+    ("Impl", "DispatchTask"): Registration(projects.dispatch, self_committing=False),
+    ("Impl", "StopTask"): Registration(projects.stop, self_committing=False),
+}
 
 HANDLERS: Table = {
     ("R1", "ClarificationAnswer"): Registration(
@@ -42,4 +73,5 @@ HANDLERS: Table = {
     ("R7", "OutcomeSummary"): Registration(ggs.solve, self_committing=False),
     ("R5", "MemoryQuery"): Registration(memory.answer_query, self_committing=False),
     ("R5", "Megram"): Registration(memory.write_megram, self_committing=False),
+    **PROJECT_HANDLERS,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from artoo_web import bus, runtime, topics
+from artoo_web import bus, projects, runtime, topics
 from artoo_web.handlers import memory
 from artoo_web.models import BusMessage, Run, RunStatus
 from roles import perceiver
@@ -136,3 +136,4 @@ def answer_directly(run: Run, answer: str) -> None:
         "DirectResponse",
         {"answer": answer, "raw_input": run.raw_input},
     )
+    projects.run_ended(run)

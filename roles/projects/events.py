@@ -173,3 +173,22 @@ Action = (
     | StopTask
     | FinishProject
 )
+
+# The messages a project sends on the bus, each under its class name.
+PROJECT_MESSAGES = (
+    ScopeReply,
+    PlanReply,
+    RunReply,
+    QAReply,
+    AssessorReply,
+    Cancel,
+    AskScopeAgent,
+    AskTaskPlanner,
+    DispatchTask,
+    StopTask,
+    AskQA,
+    AskAssessor,
+    RecordDone,
+    RecordEscalation,
+    FinishProject,
+)

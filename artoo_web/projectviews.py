@@ -1,0 +1,106 @@
+"""The project pages: the list with its form, one project's page, its cancel.
+
+The page reads the stored state (remit, milestones, the window, the task in
+hand) and the project's bus messages (done tasks, escalations, the Assessor's
+verdicts); nothing here decides anything about the project's course.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from artoo_web import inputs, projectrepo, projects
+from artoo_web.forms import ProjectForm
+from artoo_web.models import Project
+from roles.projects import ProjectState
+
+LIMIT = 200
+RECORDS = ("RecordDone", "RecordEscalation", "AssessorReply", "FinishProject")
+
+
+def _visible(request: HttpRequest, project_id) -> Project:
+    return get_object_or_404(Project.objects.visible_to(request.user), id=project_id)
+
+
+@require_http_methods(["GET"])
+def project_list(request: HttpRequest) -> HttpResponse:
+    return _list_page(request, ProjectForm())
+
+
+def _list_page(request, form: ProjectForm, status: int = 200) -> HttpResponse:
+    mine = Project.objects.visible_to(request.user).select_related("owner")[:LIMIT]
+    context = {"projects": mine, "form": form}
+    return render(request, "artoo_web/project_list.html", context, status=status)
+
+
+@require_POST
+def project_create(request: HttpRequest) -> HttpResponse:
+    form = ProjectForm(request.POST)
+    if form.is_valid() and not inputs.is_utf8_form(request):
+        form.add_error("request", "The request is not valid UTF-8 text.")
+    if not form.is_valid():
+        return _list_page(request, form, 400)
+    data = form.cleaned_data
+    try:
+        project = projects.create(request.user, data["request"], data["directory"])
+    except projectrepo.DirectoryError as exc:
+        form.add_error("directory", str(exc))
+        return _list_page(request, form, 400)
+    except ValueError as exc:
+        form.add_error("request", str(exc))
+        return _list_page(request, form, 400)
+    return redirect("project-detail", project_id=project.id)
+
+
+@require_http_methods(["GET"])
+def project_detail(request: HttpRequest, project_id) -> HttpResponse:
+    project = _visible(request, project_id)
+    context = {"project": project, **page_of(project)}
+    return render(request, "artoo_web/project_detail.html", context)
+
+
+@require_POST
+def project_cancel(request: HttpRequest, project_id) -> HttpResponse:
+    project = _visible(request, project_id)
+    try:
+        projects.cancel(project)
+    except projects.Conflict as exc:
+        messages.error(request, str(exc))
+    return redirect("project-detail", project_id=project.id)
+
+
+def page_of(project: Project) -> dict:
+    """Return what the project page shows, read from the state and the bus."""
+    state = project.load_state()
+    records = project.messages.filter(type__in=RECORDS).order_by("id")
+    done = [m.payload for m in records if m.type == "RecordDone"]
+    runs = {r.dispatch_id: r for r in project.runs.all()}
+    return {
+        "state": state,
+        "milestones": milestone_rows(state, done),
+        "task": state.task,
+        "task_run": runs.get(state.task.dispatch_id) if state.task else None,
+        "runs": sorted(runs.values(), key=lambda r: r.created_at),
+        "verdicts": [m for m in records if m.type == "AssessorReply"],
+        "escalations": [m for m in records if m.type == "RecordEscalation"],
+        "usage": sorted(project.usage.items()),
+        "tokens": sum(row.get("tokens", 0) for row in project.usage.values()),
+    }
+
+
+def milestone_rows(state: ProjectState, done: list[dict]) -> list[dict]:
+    """Return each milestone with its status and the tasks done under it."""
+    rows = []
+    for index, milestone in enumerate(state.milestones):
+        if index < state.milestone_index or state.phase == "complete":
+            status = "done"
+        elif index == state.milestone_index and state.phase not in ("scope",):
+            status = "current"
+        else:
+            status = "pending"
+        tasks = [d["entry"] for d in done if d.get("milestone_index") == index]
+        rows.append({"milestone": milestone, "status": status, "tasks": tasks})
+    return rows

@@ -1,0 +1,198 @@
+"""The projects API and pages: tokens, ownership, CSRF, and clear 400s."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+import pytest
+
+from artoo_web import api_tokens, projectrepo
+from artoo_web.models import BusMessage, Project
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def roots(settings, tmp_path):
+    settings.WORKSPACE = tmp_path / "workspace"
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    settings.ARTOO_ALLOWED_PATHS = [allowed]
+    return allowed
+
+
+@pytest.fixture
+def auth(user):
+    _, secret = api_tokens.create(user)
+    return {"Authorization": f"Bearer {secret}"}
+
+
+@pytest.fixture
+def other_auth(other_user):
+    _, secret = api_tokens.create(other_user)
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def create(client, headers, **data):
+    return client.post(
+        "/api/projects", data=data, content_type="application/json", headers=headers
+    )
+
+
+def commits(path) -> list[str]:
+    out = subprocess.run(
+        ["git", "-C", str(path), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.split("\n")[:-1]
+
+
+def test_a_project_in_a_new_directory_is_a_git_repo_asking_its_scope_agent(
+    client, auth, user
+):
+    response = create(client, auth, request="Add a --json flag")
+    assert response.status_code == 201
+    project = Project.objects.get(id=response.json()["id"])
+    assert (project.owner, project.status) == (user, "scope")
+    assert commits(project.directory) == ["artoo: project start"]
+    ask = BusMessage.objects.get(project=project)
+    assert (ask.sender, ask.recipient, ask.type) == (
+        "Project",
+        "Scope",
+        "AskScopeAgent",
+    )
+    assert ask.payload["user_request"] == "Add a --json flag"
+    assert project.state["awaiting"] == ask.payload["request_id"]
+
+
+def test_an_allowed_directory_that_is_no_repository_is_initialised(client, auth, roots):
+    (roots / "cli").mkdir()
+    (roots / "cli" / "main.py").write_text("print('hi')\n")
+    response = create(client, auth, request="Add a flag", directory=str(roots / "cli"))
+    assert response.status_code == 201
+    assert response.json()["directory"] == str(roots / "cli")
+    assert commits(roots / "cli") == ["artoo: project start"]
+    assert projectrepo.changed_files(roots / "cli") == []
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        ({"request": ""}, "empty"),
+        ({"request": "  \n "}, "empty"),
+        ({"request": "x" * 20_001}, "limit"),
+        ({"request": 42}, "string"),
+        ({"request": "a\x00b"}, "NUL"),
+        ({"request": "ok", "directory": "relative/path"}, "absolute"),
+        ({"request": "ok", "directory": "/etc"}, "outside the allowed paths"),
+        ({"request": "ok", "directory": 7}, "string"),
+    ],
+)
+def test_bad_input_is_400_and_creates_nothing(client, auth, data, needle):
+    response = create(client, auth, **data)
+    assert response.status_code == 400
+    assert needle in response.json()["error"]
+    assert not Project.objects.exists() and not BusMessage.objects.exists()
+
+
+def test_a_path_escaping_the_allowed_root_is_refused(client, auth, roots):
+    sneaky = str(roots / ".." / ".." / "elsewhere")
+    response = create(client, auth, request="ok", directory=sneaky)
+    assert response.status_code == 400
+    assert "outside the allowed paths" in response.json()["error"]
+
+
+def test_a_file_or_a_dirty_repository_is_refused(client, auth, roots):
+    (roots / "file.txt").write_text("x")
+    response = create(client, auth, request="ok", directory=str(roots / "file.txt"))
+    assert "not a directory" in response.json()["error"]
+    repo = roots / "repo"
+    projectrepo.prepare(repo)
+    (repo / "wip.py").write_text("unsaved")
+    response = create(client, auth, request="ok", directory=str(repo))
+    assert response.status_code == 400
+    assert "uncommitted changes" in response.json()["error"]
+    assert not Project.objects.exists()
+
+
+def test_a_body_that_is_not_an_object_is_400(client, auth):
+    response = client.post(
+        "/api/projects", data=b"[1]", content_type="application/json", headers=auth
+    )
+    assert response.status_code == 400
+
+
+def test_no_token_is_401(client):
+    assert client.get("/api/projects").status_code == 401
+    assert create(client, {}, request="x").status_code == 401
+
+
+def test_users_see_only_their_own_projects(client, auth, other_auth):
+    mine = create(client, auth, request="mine").json()["id"]
+    theirs = create(client, other_auth, request="theirs").json()["id"]
+    listed = [
+        p["id"] for p in client.get("/api/projects", headers=auth).json()["projects"]
+    ]
+    assert listed == [mine]
+    assert client.get(f"/api/projects/{theirs}", headers=auth).status_code == 404
+    assert client.get(f"/api/projects/{uuid.uuid4()}", headers=auth).status_code == 404
+    stopped = client.post(f"/api/projects/{theirs}/cancel", headers=auth)
+    assert stopped.status_code == 404
+    assert not BusMessage.objects.filter(type="Cancel").exists()
+
+
+def test_cancel_asks_the_project_to_stop_and_an_ended_one_is_409(client, auth):
+    pid = create(client, auth, request="stop me").json()["id"]
+    response = client.post(f"/api/projects/{pid}/cancel", headers=auth)
+    assert response.status_code == 202
+    cancel = BusMessage.objects.get(type="Cancel")
+    assert (cancel.sender, cancel.recipient, str(cancel.project_id)) == (
+        "User",
+        "Project",
+        pid,
+    )
+    Project.objects.filter(id=pid).update(status="cancelled")
+    again = client.post(f"/api/projects/{pid}/cancel", headers=auth)
+    assert again.status_code == 409 and "already cancelled" in again.json()["error"]
+
+
+def test_the_pages_need_a_login_and_hide_other_users_projects(
+    client, auth, other_auth, user
+):
+    theirs = create(client, other_auth, request="theirs").json()["id"]
+    assert client.get("/projects/").status_code == 302
+    client.force_login(user)
+    assert client.get(f"/projects/{theirs}/").status_code == 404
+    assert client.post(f"/projects/{theirs}/cancel").status_code == 404
+    mine = create(client, auth, request="Add colony management").json()["id"]
+    page = client.get(f"/projects/{mine}/").content.decode()
+    assert "Add colony management" in page and "Cancel project" in page
+    assert "Add colony management" in client.get("/projects/").content.decode()
+
+
+def test_the_page_form_refuses_bad_input_with_the_form(client, user):
+    client.force_login(user)
+    response = client.post("/projects/new", {"request": "", "directory": ""})
+    assert response.status_code == 400
+    assert "empty" in response.content.decode()
+    response = client.post("/projects/new", {"request": "ok", "directory": "/etc"})
+    assert (
+        response.status_code == 400
+        and "outside the allowed" in response.content.decode()
+    )
+    assert not Project.objects.exists()
+    created = client.post("/projects/new", {"request": "ok", "directory": ""})
+    assert created.status_code == 302
+    assert Project.objects.get().owner == user
+
+
+def test_cancel_on_the_page_needs_the_csrf_token(user):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    project = Project.objects.create(owner=user, request="x", directory="/tmp")
+    assert client.post(f"/projects/{project.id}/cancel").status_code == 403
