@@ -224,3 +224,60 @@ def test_cancel_mid_task_stops_its_run_and_the_project(celery_worker, user, mode
     )
     assert Project.objects.get(id=project.id).status == "cancelled"
     assert Run.objects.filter(project=project).count() == 1
+
+
+def test_an_abort_judged_minor_drift_sends_the_hint_and_clears_carry_forward(
+    celery_worker, user, model
+):
+    scope(model, "User can read notes")
+    planner(
+        model,
+        "abort",
+        escalation_context="no notes format is defined",
+        carry_forward=["Parse the notes"],
+    )
+    hint = "Plain text notes are enough; write one file"
+    verdict(model, "minor_drift", correction_hint=hint)
+    planner(model, "milestone_done")
+    verdict(model, "milestone_complete")
+    project = ended(projects.create(user, "Write a notes file"))
+    assert project.status == "complete", project.reason
+    tiers = [
+        (m.payload["event"]["tier"], m.payload["event"]["trigger"])
+        for m in types(project, "RecordEscalation")
+    ]
+    assert tiers == [(2, "abort"), (3, "minor_drift")]
+    assessed = text_of(model.requests_for("Assessor")[0])
+    assert "no notes format is defined" in assessed and "Parse the notes" in assessed
+    replanned = types(project, "AskTaskPlanner")[1].payload["view"]
+    assert replanned["correction_hint"] == hint and replanned["carry_forward"] == []
+    assert hint in text_of(model.requests_for("TaskPlan")[1])
+    assert not Run.objects.filter(project=project).exists()
+
+
+def test_a_major_divergence_re_scopes_keeping_the_completed_work(
+    celery_worker, user, model
+):
+    scope(model, "User can read notes", "User can browse notes in a GUI")
+    implement(model, "proj-1.txt")
+    planner(model, "milestone_done")
+    verdict(model, "milestone_complete")
+    planner(model, "milestone_done")
+    analysis = "There is no GUI toolkit; notes must be read from the console"
+    verdict(model, "major_divergence", divergence_analysis=analysis)
+    scope(model, "User can list notes from the console")
+    planner(model, "milestone_done")
+    verdict(model, "milestone_complete")
+    project = ended(projects.create(user, "Notes with a GUI"))
+    assert project.status == "complete", project.reason
+    rescope = types(project, "AskScopeAgent")[1].payload
+    assert rescope["divergence_analysis"] == analysis
+    assert "Milestone 1 complete: User can read notes" in rescope["prior_work"]
+    second = text_of(model.requests_for("Scope")[1])
+    assert analysis in second and "User can read notes" in second
+    state = project.load_state()
+    assert [m.description for m in state.milestones] == [
+        "User can read notes",
+        "User can list notes from the console",
+    ]
+    assert state.rescopes == 1 and state.completed_tasks == 1
