@@ -196,3 +196,76 @@ def test_cancel_on_the_page_needs_the_csrf_token(user):
     client.force_login(user)
     project = Project.objects.create(owner=user, request="x", directory="/tmp")
     assert client.post(f"/projects/{project.id}/cancel").status_code == 403
+
+
+def test_the_project_page_shows_the_window_its_run_and_the_records(client, user):
+    from django.db import transaction
+
+    from artoo_web import bus
+    from artoo_web.models import Run
+    from roles.projects.contracts import AssessorVerdict, EscalationEvent
+    from tests.unit.projects_script import assess, one_task, plan, scoped
+
+    state, _ = scoped()
+    state, _ = one_task(state, "Colony model")
+    state, _ = plan(state, "abort", escalation_context="no GUI toolkit")
+    state, _ = assess(state, "minor_drift", correction_hint="Stay on the console")
+    state, _ = plan(state, description="Colony list", carry_forward=["Colony save"])
+    project = Project(owner=user, request="Add colony management", directory="/tmp")
+    project.keep_state(state)
+    project.usage = {"qa": {"calls": 2, "tokens": 345, "cost_usd": 0.0}}
+    project.save()
+    run = Run.objects.create(
+        owner=user, raw_input="plan", project=project, dispatch_id="t2-a1"
+    )
+    drift = AssessorVerdict(
+        verdict="minor_drift", correction_hint="Stay on the console"
+    )
+    event = EscalationEvent(tier=2, trigger="abort", milestone_index=0, detail="no GUI")
+    with transaction.atomic():
+        for type_, sender, payload in (
+            ("AssessorReply", "Assessor", {"request_id": "r4", "verdict": drift}),
+            ("RecordEscalation", "Project", {"event": event}),
+        ):
+            recipient = "Project" if sender == "Assessor" else "User"
+            bus.send(None, sender, recipient, type_, payload, project=project)
+    client.force_login(user)
+    page = client.get(f"/projects/{project.id}/").content.decode()
+    assert "Colony management" in page and "User can create colonies" in page
+    assert f"/runs/{run.id}/" in page and "Colony list" in page
+    assert "Colony save" in page and "Stay on the console" in page
+    assert "tier 2 · abort" in page and "345" in page
+    listing = client.get("/").content.decode()
+    assert f"/projects/{project.id}/" in listing and "t2-a1" in listing
+
+
+def test_the_cli_starts_a_project_and_refuses_bad_input(user, roots):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("project", "Write notes", "--user", "alice", "--no-wait", stdout=out)
+    project = Project.objects.get()
+    assert f"project {project.id}" in out.getvalue() and project.owner == user
+    with pytest.raises(CommandError, match="outside the allowed paths"):
+        call_command("project", "x", "--user", "alice", "--dir", "/etc", "--no-wait")
+    with pytest.raises(CommandError, match="empty"):
+        call_command("project", " ", "--user", "alice", "--no-wait")
+    assert Project.objects.count() == 1
+
+
+def test_changed_files_leave_out_deletions_and_a_commit_clears_them(roots):
+    repo = roots / "repo"
+    (repo / "sub").mkdir(parents=True)
+    (repo / "old.txt").write_text("old")
+    (repo / "gone.txt").write_text("gone")
+    projectrepo.prepare(repo)
+    (repo / "old.txt").write_text("changed")
+    (repo / "gone.txt").unlink()
+    (repo / "sub" / "new.py").write_text("x = 1")
+    assert sorted(projectrepo.changed_files(repo)) == ["old.txt", "sub/new.py"]
+    assert projectrepo.commit(repo, "t1: work") is True
+    assert projectrepo.changed_files(repo, include_deleted=True) == []
+    assert projectrepo.commit(repo, "t2: nothing") is False
+    assert commits(repo)[0] == "t1: work"

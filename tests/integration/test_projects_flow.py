@@ -117,7 +117,7 @@ def commits(project: Project) -> list[str]:
     return out.stdout.splitlines()
 
 
-def test_a_two_milestone_project_completes(celery_worker, user, model):
+def test_a_two_milestone_project_completes(celery_worker, user, model, client):
     scope(model, "User can read notes", "User can read more notes")
     implement(model, "proj-1.txt", carry_forward=["more notes"])
     planner(model, "milestone_done")
@@ -150,6 +150,10 @@ def test_a_two_milestone_project_completes(celery_worker, user, model):
         "complete",
         "all 2 milestones complete",
     )
+    client.force_login(user)
+    page = client.get(f"/projects/{project.id}/").content.decode()
+    assert "Write proj-2.txt" in page and f"/runs/{runs[1].id}/" in page
+    assert client.get(f"/runs/{runs[0].id}/").status_code == 200
 
 
 def test_a_qa_failure_is_retried_by_the_task_planner_and_fixed(
