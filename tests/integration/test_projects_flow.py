@@ -285,3 +285,14 @@ def test_a_major_divergence_re_scopes_keeping_the_completed_work(
         "User can list notes from the console",
     ]
     assert state.rescopes == 1 and state.completed_tasks == 1
+
+
+def test_an_agent_that_keeps_failing_fails_the_project_with_the_reason(
+    celery_worker, user, model
+):
+    model.fault("Scope", status=400, message="model refused", times=10)
+    project = ended(projects.create(user, "Write a notes file"), timeout=60)
+    assert project.status == "failed"
+    assert "Scope could not handle AskScopeAgent after 3 attempts" in project.reason
+    finish = types(project, "FinishProject")[0].payload
+    assert finish["status"] == "failed" and project.load_state().phase == "failed"
