@@ -44,6 +44,33 @@ def _report(p: AuditReport) -> str:
     )
 
 
+# A project's messages: a task's Run shows its RunReply, the CLI and the
+# timeline the rest.
+PROJECT_SUMMARIES: dict[str, Callable[[Any], str]] = {
+    "AskScopeAgent": lambda p: f"scope: {p.user_request}",
+    "ScopeReply": lambda p: f"{len(p.scope.milestones)} milestones: {p.scope.remit}",
+    "AskTaskPlanner": lambda p: f"plan: {p.view.milestone.description}",
+    "PlanReply": lambda p: f"{p.plan.action}: {p.plan.task_description}",
+    "DispatchTask": lambda p: f"{p.request_id}: {p.description}",
+    "StopTask": lambda p: f"stop {p.request_id}",
+    "RunReply": lambda p: (
+        f"{p.request_id} {'ran' if p.result.success else 'gave up'}: "
+        f"{', '.join(p.result.files) or 'no files'}"
+    ),
+    "AskQA": lambda p: f"check {p.task_id}: {', '.join(p.result.files)}",
+    "QAReply": lambda p: (
+        "passed" if p.verdict.passed else f"failed: {p.verdict.feedback}"
+    ),
+    "AskAssessor": lambda p: f"{p.view.trigger}: {p.view.milestone.description}",
+    "AssessorReply": lambda p: p.verdict.verdict,
+    "Cancel": lambda p: "cancel the project",
+    "RecordDone": lambda p: f"{p.entry.task_id} done: {p.entry.description}",
+    "RecordEscalation": lambda p: (
+        f"tier {p.event.tier} {p.event.trigger}: {p.event.detail}"
+    ),
+    "FinishProject": lambda p: f"{p.status}: {p.reason}",
+}
+
 # Each takes the payload read through its contract (``read_payload``).
 SUMMARIES: dict[str, Callable[[Any], str]] = {
     "TaskSpec": lambda p: f"{p.task_id}: {p.intent}",
@@ -80,6 +107,7 @@ SUMMARIES: dict[str, Callable[[Any], str]] = {
     "NextMoves": lambda p: "next: " + "; ".join(p.next_moves),
     "AuditQuery": lambda p: "on-demand audit requested",
     "AuditReport": _report,
+    **PROJECT_SUMMARIES,
 }
 
 

@@ -269,3 +269,15 @@ def test_changed_files_leave_out_deletions_and_a_commit_clears_them(roots):
     assert projectrepo.changed_files(repo, include_deleted=True) == []
     assert projectrepo.commit(repo, "t2: nothing") is False
     assert commits(repo)[0] == "t1: work"
+
+
+def test_a_projects_messages_read_as_one_line_each():
+    from artoo_web import dashboard
+
+    reply = {
+        "request_id": "t1-a1",
+        "result": {"files": ["a.py"], "result_summary": "ok", "success": True},
+    }
+    assert dashboard.summarise("RunReply", reply) == "t1-a1 ran: a.py"
+    verdict = {"request_id": "r5", "verdict": {"passed": False, "feedback": "no a.py"}}
+    assert dashboard.summarise("QAReply", verdict) == "failed: no a.py"
