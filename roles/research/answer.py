@@ -141,7 +141,8 @@ def judge_reply(
     stated = CITE.sub(lambda m: m.group(1), answer)
     invented = [
         fact
-        for fact in dict.fromkeys(FACT.findall(stated))
+        # A path that ends a sentence takes its full stop along: drop it.
+        for fact in dict.fromkeys(f.rstrip(".") for f in FACT.findall(stated))
         if not appears(fact, known)
         and fact.lower() not in ABBREVIATIONS
         and not (fact.isdigit() and len(fact) == 1)
