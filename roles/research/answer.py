@@ -98,7 +98,10 @@ def citations(texts: Iterable[str], relative: Callable[[str], str | None]) -> li
             start = int(match.group(2)) if match.group(2) else None
             end = int(match.group(3)) if match.group(3) else start
             found.append(Citation(path, start, end))
-    return list(dict.fromkeys(found))
+    # A file named bare where its lines are cited too adds nothing.
+    lined = {c.path for c in found if c.start is not None}
+    kept = [c for c in found if c.start is not None or c.path not in lined]
+    return list(dict.fromkeys(kept))
 
 
 def is_shown(citation: Citation, shown: Mapping[str, set[int]]) -> bool:

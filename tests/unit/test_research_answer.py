@@ -112,7 +112,9 @@ def test_without_a_successful_tool_call_nothing_stands(tools):
 
 
 def test_prose_replies_cite_paths_and_line_ranges(tools):
-    text, sources = parse_reply("See settings.py:29-30 and app.py, e.g. line 3.")
+    text, sources = parse_reply(
+        "See settings.py:29-30 (in settings.py) and app.py, e.g. line 3."
+    )
     assert sources == []
     assert citations([text], tools.relative) == [
         Citation("settings.py", 29, 30),

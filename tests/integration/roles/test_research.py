@@ -7,7 +7,7 @@ import json
 import pytest
 
 from roles.llm import client_for
-from roles.research import research_tools
+from roles.research import RepoIndex, ask, research_tools
 from roles.toolloop import run_tool_loop
 from tests.llm_server import ScriptedLLMServer
 
@@ -35,8 +35,9 @@ def repo(tmp_path):
     return root
 
 
-def client(server, role):
-    return client_for(role, server.env(ARTOO_LLM_RETRIES="0"), sleep=lambda s: None)
+def client(server, role, **env):
+    env = server.env(ARTOO_LLM_RETRIES="0", **env)
+    return client_for(role, env, sleep=lambda s: None)
 
 
 def plan_with_research(server, repo, tmp_path, **kwargs):
@@ -159,3 +160,22 @@ def test_a_bad_query_is_a_tool_error_and_calls_no_model(llm_server, repo, tmp_pa
     ]
     assert llm_server.requests_for("R3") == []
     assert research.answers == []
+
+
+def test_ask_works_on_an_endpoint_that_decodes_replies_against_a_schema(
+    llm_server, repo, tmp_path
+):
+    call = {"name": "search_index", "arguments": {"query": "normalize_sku"}}
+    llm_server.reply("R3", json.dumps(call))
+    said = {"answer": "In shop/sku.py, line 1.", "sources": ["shop/sku.py:1"]}
+    llm_server.reply("R3", json.dumps({"name": "final_answer", "arguments": said}))
+    index = RepoIndex(repo, tmp_path / "data")
+
+    with client(llm_server, "R3", ARTOO_TOOL_PROTOCOL="schema") as sub:
+        answer = ask("where is normalize_sku defined?", index=index, client=sub)
+
+    assert (answer.status, answer.answer) == ("answered", "In shop/sku.py, line 1.")
+    assert [str(c) for c in answer.evidence] == ["shop/sku.py:1"]
+    schema = llm_server.requests_for("R3")[0].response_format["json_schema"]["schema"]
+    names = [b["properties"]["name"]["const"] for b in schema["anyOf"]]
+    assert names == ["search_index", "grep", "glob", "read_file", "final_answer"]
