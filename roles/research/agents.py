@@ -120,39 +120,42 @@ def research(
     query = query.strip()
     index.update()
     toolbox = ResearchToolbox(index)
-    budget = max_turns or spec.max_turns
     loop = run_tool_loop(
         client,
         _messages(spec, query, index),
         toolbox.specs,
         toolbox.call,
-        max_turns=budget,
+        max_turns=max_turns or spec.max_turns,
         final_schema=FINAL_SCHEMA,
         review=lambda final, calls, reviews: _review(
             final, calls, reviews, toolbox, query
         ),
     )
+    return _answer(spec, query, loop, toolbox)
+
+
+def _answer(spec: Kind, query: str, loop, toolbox: ResearchToolbox) -> ResearchAnswer:
+    """Return the loop's outcome as a ResearchAnswer, judged by the evidence rule."""
     done = searched(loop.calls)
     if loop.exhausted:
         said = (
-            f"{NOT_FOUND}: the research budget of {budget} model turns ran out "
-            f"after {len(loop.calls)} tool calls, before an answer"
+            f"{NOT_FOUND}: the research budget of {loop.turns} model turns ran "
+            f"out after {len(loop.calls)} tool calls, before an answer"
         )
         return ResearchAnswer(
-            kind, query, "exhausted", said, (), done, loop.turns, loop.usage
+            spec.name, query, "exhausted", said, (), done, loop.turns, loop.usage
         )
-    reason, answer, backed = _judge(
-        loop.final_content or "", loop.calls, toolbox, query
-    )
+    final = loop.final_content or ""
+    reason, answer, backed = _judge(final, loop.calls, toolbox, query)
     if reason:
         said = f"{NOT_FOUND}: {reason}"
         return ResearchAnswer(
-            kind, query, "not_found", said, (), done, loop.turns, loop.usage
+            spec.name, query, "not_found", said, (), done, loop.turns, loop.usage
         )
     answer = _bounded(answer, spec.answer_chars)
     evidence = backed[:EVIDENCE_SHOWN]
     return ResearchAnswer(
-        kind, query, "answered", answer, evidence, done, loop.turns, loop.usage
+        spec.name, query, "answered", answer, evidence, done, loop.turns, loop.usage
     )
 
 

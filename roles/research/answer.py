@@ -19,6 +19,7 @@ from roles.checks import FACT, appears
 from roles.jsonparse import JSONExtractError, extract_json, strip_think
 from roles.llm import Usage
 from roles.toolloop import ToolCallRecord
+from roles.tools.records import head_tail
 
 NOT_FOUND = "not found"
 SAID_NOT_FOUND = "the tools did not show the answer"
@@ -159,7 +160,7 @@ def judge_reply(
 def searched(calls: Sequence[ToolCallRecord]) -> tuple[str, ...]:
     """Return each tool call as ``tool {args}``, for a "not found" answer."""
     return tuple(
-        f"{c.name} {json.dumps(dict(c.args), ensure_ascii=False)}"
+        f"{c.name} {head_tail(json.dumps(dict(c.args), ensure_ascii=False), 120)}"
         + (" (failed)" if c.error else "")
         for c in calls
     )

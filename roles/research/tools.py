@@ -69,6 +69,12 @@ class ResearchTools:
         *,
         max_turns: int | None = None,
     ):
+        if max_turns is not None and (
+            not isinstance(max_turns, int)
+            or isinstance(max_turns, bool)
+            or max_turns < 1
+        ):
+            raise ValueError(f"max_turns must be a positive integer, not {max_turns!r}")
         self.index = RepoIndex(repo_root, data_dir)
         self.client = client
         self.max_turns = max_turns
@@ -110,7 +116,7 @@ def research_tools(
     """Return ``explain_code`` and ``ask`` over ``repo_root`` for ``client``.
 
     The index is kept in ``data_dir`` (outside the repository) and brought up
-    to date at each call. Raises ValueError when the root is not a directory
-    or ``data_dir`` lies inside it.
+    to date at each call. Raises ValueError when the root is not a directory,
+    ``data_dir`` lies inside it or ``max_turns`` is not a positive integer.
     """
     return ResearchTools(repo_root, data_dir, client, max_turns=max_turns)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from roles.research import RepoIndex
+from roles.research import RepoIndex, research_tools
 from roles.research.answer import Citation, citations, judge_reply, parse_reply
 from roles.research.toolbox import ResearchToolbox
 from roles.toolloop import ToolCallRecord, ToolError
@@ -121,3 +121,17 @@ def test_prose_replies_cite_paths_and_line_ranges(tools):
         Citation("app.py"),
     ]
     assert citations(["../outside.py:3"], tools.relative) == []
+
+
+def test_research_tools_refuse_a_bad_budget_or_a_data_directory_in_the_repo(
+    tmp_path,
+):
+    root = tmp_path / "repo"
+    root.mkdir()
+    for turns in (0, -1, True, "3"):
+        with pytest.raises(ValueError, match="max_turns must be a positive integer"):
+            research_tools(root, tmp_path / "data", None, max_turns=turns)
+    with pytest.raises(ValueError, match="inside the repository"):
+        research_tools(root, root / "index", None)
+    assert not (tmp_path / "data").exists()
+    assert list(root.iterdir()) == []
