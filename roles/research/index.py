@@ -6,10 +6,12 @@ the root without following a symlink (a linked file or directory is not
 indexed: a target inside the root is indexed at its own path), skips ``.git``
 and tool caches, files over the read limit and files that look binary, and
 re-reads only the files whose mtime or size changed; files gone from the root
-leave the index. Each text file is stored in chunks of ``CHUNK_LINES`` lines::
+leave the index. Each text file is stored in chunks of ``CHUNK_LINES`` lines,
+the chunks of file ``id`` at rowids ``id * SLOT`` onwards so that a file's
+chunks are replaced by rowid range (FTS5 cannot index ``path``)::
 
+    files(id, path, mtime_ns, size, indexed)
     chunks(path, start, body)        -- FTS5, body tokenised by unicode61
-    files(path, mtime_ns, size, indexed)
 
 ``search`` ranks lines: a line that defines a word of the query (``def name``,
 ``class name``, ``name =``, ``name:``) first, then lines holding more of the
@@ -31,6 +33,9 @@ from pathlib import Path
 from roles.tools.files import READ_LIMIT, SCAN_LIMIT
 
 CHUNK_LINES = 40
+# Room for the chunks of a file at the read limit made only of newlines.
+SLOT = 8192
+SCHEMA = 1
 PER_FILE = 3
 LINE_CHARS = 200
 CANDIDATES = 200
@@ -110,12 +115,16 @@ class RepoIndex:
     def connect(self) -> sqlite3.Connection:
         """Open the index, creating its tables on first use."""
         conn = sqlite3.connect(self.path, timeout=30)
-        conn.executescript(
-            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, "
-            "mtime_ns INTEGER, size INTEGER, indexed INTEGER);"
-            "CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5("
-            "path UNINDEXED, start UNINDEXED, body, tokenize='unicode61');"
-        )
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+            # An index of another layout is a cache: rebuild it.
+            conn.executescript(
+                "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS chunks;"
+                "CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT UNIQUE, "
+                "mtime_ns INTEGER, size INTEGER, indexed INTEGER);"
+                "CREATE VIRTUAL TABLE chunks USING fts5("
+                "path UNINDEXED, start UNINDEXED, body, tokenize='unicode61');"
+                f"PRAGMA user_version = {SCHEMA};"
+            )
         return conn
 
     def update(self) -> UpdateStats:
@@ -124,22 +133,24 @@ class RepoIndex:
         counts["unchanged"] = 0
         with closing(self.connect()) as conn, conn:
             known = {
-                p: (m, s)
-                for p, m, s in conn.execute("SELECT path, mtime_ns, size FROM files")
+                p: (i, m, s)
+                for i, p, m, s in conn.execute(
+                    "SELECT id, path, mtime_ns, size FROM files"
+                )
             }
             seen = set()
             for rel, info in self.walk():
                 seen.add(rel)
-                if known.get(rel) == (info.st_mtime_ns, info.st_size):
+                if known.get(rel, ())[1:] == (info.st_mtime_ns, info.st_size):
                     counts["unchanged"] += 1
                     continue
                 text = self.read(rel, info)
                 counts["skipped"] += text is None
                 counts["changed" if rel in known else "added"] += text is not None
-                self._store(conn, rel, info, text)
+                self._store(conn, known.get(rel, (None,))[0], rel, info, text)
             for rel in known.keys() - seen:
-                conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
-                conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+                _drop_chunks(conn, known[rel][0])
+                conn.execute("DELETE FROM files WHERE id = ?", (known[rel][0],))
                 counts["removed"] += 1
         return UpdateStats(**counts)
 
@@ -176,20 +187,34 @@ class RepoIndex:
             return None
         return data.decode("utf-8", errors="replace")
 
-    def _store(self, conn, rel: str, info: os.stat_result, text: str | None) -> None:
-        conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
-        conn.execute(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-            (rel, info.st_mtime_ns, info.st_size, int(text is not None)),
-        )
+    def _store(self, conn, file_id, rel, info: os.stat_result, text) -> None:
+        row = (info.st_mtime_ns, info.st_size, int(text is not None))
+        if file_id is None:
+            file_id = conn.execute(
+                "INSERT INTO files (path, mtime_ns, size, indexed) VALUES (?, ?, ?, ?)",
+                (rel, *row),
+            ).lastrowid
+        else:
+            _drop_chunks(conn, file_id)
+            conn.execute(
+                "UPDATE files SET mtime_ns = ?, size = ?, indexed = ? WHERE id = ?",
+                (*row, file_id),
+            )
         if text is None:
             return
         lines = text.splitlines()
         conn.executemany(
-            "INSERT INTO chunks (path, start, body) VALUES (?, ?, ?)",
+            "INSERT INTO chunks (rowid, path, start, body) VALUES (?, ?, ?, ?)",
             [
-                (rel, start + 1, "\n".join(lines[start : start + CHUNK_LINES]))
-                for start in range(0, max(len(lines), 1), CHUNK_LINES)
+                (
+                    file_id * SLOT + number,
+                    rel,
+                    start + 1,
+                    "\n".join(lines[start : start + CHUNK_LINES]),
+                )
+                for number, start in enumerate(
+                    range(0, max(len(lines), 1), CHUNK_LINES)
+                )
             ],
         )
 
@@ -200,10 +225,10 @@ class RepoIndex:
             return [path for (path,) in rows]
 
     def chunks(self) -> Iterator[tuple[str, int, str]]:
-        """Yield (path, first line, text) of every chunk, by path and line."""
+        """Yield (path, first line, text) of every chunk, file by file."""
         with closing(self.connect()) as conn:
             yield from conn.execute(
-                "SELECT path, start, body FROM chunks ORDER BY path, start"
+                "SELECT path, start, body FROM chunks ORDER BY rowid"
             )
 
     def search(self, query: str, limit: int = 10) -> list[Hit]:
@@ -219,6 +244,13 @@ class RepoIndex:
                 (match, CANDIDATES),
             ).fetchall()
         return rank_lines(rows, words, limit)
+
+
+def _drop_chunks(conn: sqlite3.Connection, file_id: int) -> None:
+    conn.execute(
+        "DELETE FROM chunks WHERE rowid BETWEEN ? AND ?",
+        (file_id * SLOT, file_id * SLOT + SLOT - 1),
+    )
 
 
 def query_words(query: str) -> list[str]:
