@@ -176,12 +176,16 @@ class RepoIndex:
         """Return a file's text, or None when it is huge, binary or unreadable."""
         if info.st_size > READ_LIMIT:
             return None
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+        # A file swapped for a link or a fifo since the walk is neither
+        # followed nor waited on.
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK
         try:
             fd = os.open(self.root / rel, flags)
         except OSError:
             return None
         with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             data = handle.read(READ_LIMIT + 1)
         if len(data) > READ_LIMIT or b"\x00" in data[:8192]:
             return None

@@ -146,3 +146,9 @@ def test_query_syntax_in_a_search_is_taken_as_words(index):
     assert index.search('"') == []
     assert index.search("NEAR(widgets OR *) AND -") != []
     assert paths(index.search('sells" OR "x')) == ["README.md"]
+
+
+def test_a_fifo_in_the_repository_is_passed_over_without_waiting(index, repo):
+    os.mkfifo(repo / "pipe.txt")
+    assert index.update() == UpdateStats(added=3)
+    assert "pipe.txt" not in index.files()
