@@ -27,12 +27,6 @@ whole line be something else, so no output meets both and the subtask can never
 pass. ``merge_line_formats`` makes such checks one check that any of the formats
 meets; a check of another kind, or a pattern not anchored at both ends, is kept
 as it is (the evidence rule of R4a still judges what matched).
-
-For a count or a total ("how many lines contain ERROR?") a small model often
-checks for the thing counted (``output_matches ERROR``): the answer is a number
-and never holds the word. ``count_checks`` makes such a check, one whose text
-is a word of the request and asks for no digit, a check that the output states
-a number; R4a's evidence rule still wants that number computed by a tool.
 """
 
 from __future__ import annotations
@@ -41,7 +35,6 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from roles.aggregate import asks_for_aggregate
 from roles.checks import undelimited
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 
@@ -69,9 +62,8 @@ def shape_plan(
     if join:
         subtasks, note = join_chain(subtasks)
         notes += [note] if note else []
-    subtasks, criteria, counted = count_checks(subtasks, criteria, request)
     subtasks, merged = merge_line_formats(subtasks)
-    notes += counted + merged
+    notes += merged
     return [anchor_request(s, request) for s in subtasks], criteria, notes
 
 
@@ -191,56 +183,6 @@ def merge_line_formats(
             "another format became one check any of them meets"
         )
     return shaped, notes
-
-
-COUNTED = {"type": "output_matches", "pattern": r"\d+"}
-
-
-def count_checks(
-    subtasks: Sequence[SubTask], task_criteria: Sequence[CriterionSpec], request: str
-) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
-    """Return the plan with each check for the counted thing of a count or total
-    request as a check that the output states a number, and a note for each."""
-    if not asks_for_aggregate(request):
-        return list(subtasks), list(task_criteria), []
-    words = set(re.findall(r"\w+", request.lower()))
-    notes: list[str] = []
-
-    def shaped(values: Sequence[CriterionSpec]) -> list[CriterionSpec]:
-        out = []
-        for value in values:
-            looked_for = _counted_word(value, words)
-            if looked_for:
-                notes.append(
-                    f"the check for {looked_for!r} names what is counted; it became "
-                    "a check that the output states a number"
-                )
-                value = Criterion(
-                    criterion=f"the output states the count or total ({looked_for!r})",
-                    check=dict(COUNTED),
-                )
-            out.append(value)
-        return out
-
-    kept = [
-        s.model_copy(update={"success_criteria": shaped(s.success_criteria)})
-        for s in subtasks
-    ]
-    return kept, shaped(task_criteria), notes
-
-
-def _counted_word(value: CriterionSpec, words: set[str]) -> str:
-    """Return the text of an output check that only looks for a request word."""
-    check = normalise_criterion(value).check or {}
-    kind = check.get("type")
-    text = check.get("pattern" if kind == "output_matches" else "value")
-    if kind not in ("output_matches", "output_contains") or not isinstance(text, str):
-        return ""
-    text = undelimited(text)[0].strip() if kind == "output_matches" else text.strip()
-    bare = re.fullmatch(r"\^?(?:\\b)?([A-Za-z_]+)(?:\\b)?\$?", text)
-    if bare is None or bare.group(1).lower() not in words:
-        return ""
-    return bare.group(1)
 
 
 def _line_format(value: CriterionSpec) -> str | None:

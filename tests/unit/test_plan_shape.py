@@ -4,7 +4,6 @@ from roles.checks import evaluate_check
 from roles.contracts import SubTask
 from roles.plan_shape import (
     PROMPT_EXAMPLES,
-    count_checks,
     drop_copied_examples,
     is_chain,
     join_chain,
@@ -112,26 +111,3 @@ def test_one_format_unanchored_patterns_and_flags_are_kept_as_written():
         [alone, loose, flagged],
         [],
     )
-
-
-def contains(value: str) -> dict:
-    return {"criterion": "x", "check": {"type": "output_contains", "value": value}}
-
-
-def test_a_check_for_the_counted_word_becomes_a_check_for_a_number():
-    request = "How many lines in /tmp/app.log contain the word ERROR?"
-    sub = step("count", 1, matches("ERROR"), matches(r"\bbytes\b"), contains("ERROR"))
-    task = [matches("^ERROR$"), matches("lines: \\d+")]
-    [shaped], criteria, notes = count_checks([sub], task, request)
-    checks = [c.check for c in shaped.success_criteria]
-    assert checks[0] == checks[2] == {"type": "output_matches", "pattern": r"\d+"}
-    assert checks[1] == {"type": "output_matches", "pattern": r"\bbytes\b"}
-    assert criteria[0].check["pattern"] == r"\d+"
-    assert criteria[1] == task[1]
-    assert len(notes) == 3 and "'ERROR' names what is counted" in notes[0]
-
-
-def test_checks_of_a_request_that_counts_nothing_are_kept():
-    request = "Print the lines of /tmp/app.log that contain ERROR"
-    sub = step("show", 1, matches("ERROR"))
-    assert count_checks([sub], [], request) == ([sub], [], [])
