@@ -20,6 +20,7 @@ from roles.aggregate import (
     asks_for_aggregate,
     asks_for_sum,
     computed,
+    computing_error,
     empty_sum,
     is_number,
     states_a_result,
@@ -158,6 +159,13 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     ]
     if not read:
         return ""
+    errors = [computing_error(f, result.tool_calls) for f in read]
+    if all(errors):
+        return (
+            f"the command that printed {read[0]!r} also reported an error "
+            f"({_quote(errors[0])}), so it counted what is not there; fix the "
+            f"command (write the path itself) and run it again; {NO_EVIDENCE}"
+        )
     named = ", ".join(repr(f) for f in read[:5])
     return (
         f"the claimed output states {named} as a total or count, but no tool computed "

@@ -15,6 +15,11 @@ narrows what counts as shown, it cannot prove a total.)
 A computed sum or average of 0 is refused too: awk, bc and friends print 0 for
 a column that holds text or a field that does not exist, so over real data a 0
 total almost always names the wrong column. A count of 0 stays a count.
+
+A number is not computed by a command whose output also reports an error
+(``find: 'logs': No such file or directory``, ``bash: line 1: dir: unbound
+variable``): ``find $dir | wc -l`` with ``$dir`` unset, or ``wc -l`` over a
+path that does not exist, prints a count of what was not there.
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ RESULT_NUMBERS = 3
 # column far more often than a real total.
 SUM = re.compile(r"\b(total|sum|average|mean)\b", re.IGNORECASE)
 COUNT = re.compile(r"\b(how many|count|number of)\b", re.IGNORECASE)
+# A command's own error line: ``prog: [line N: ]…: <error>``.
+ERROR_LINE = re.compile(
+    r"^[\w./+-]+: (?:line \d+: )?.*?(?:unbound variable|No such file or directory"
+    r"|Permission denied|cannot access|cannot open|Is a directory"
+    r"|Not a directory|command not found)\b.*$",
+    re.MULTILINE,
+)
 # A number standing on its own: not a digit run inside a path, a name or a date.
 NUMBER = re.compile(r"(?<![\w./:-])\d+(?:\.\d+)?(?![\w/-]|\.\d)")
 
@@ -53,15 +65,27 @@ def states_a_result(claim: str) -> bool:
 
 
 def computed(value: str, entries: Iterable[str]) -> bool:
-    """Return True when some tool output's last number is ``value``."""
+    """Return True when some tool output without an error line ends in ``value``."""
+    return any(not error for error in _printed(value, entries))
+
+
+def computing_error(value: str, entries: Iterable[str]) -> str:
+    """Return the error line of a tool output that ends in ``value``, else ""."""
+    return next((error for error in _printed(value, entries) if error), "")
+
+
+def _printed(value: str, entries: Iterable[str]) -> Iterable[str]:
+    """Yield, for each tool output whose last number is ``value``, its first
+    error line ("" when it reports none)."""
     for entry in entries:
         call = parse_evidence(entry)
         if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
             continue
-        numbers = NUMBER.findall(split_exit_code(call.output)[1])
+        output = split_exit_code(call.output)[1]
+        numbers = NUMBER.findall(output)
         if numbers and _same(numbers[-1], value):
-            return True
-    return False
+            error = ERROR_LINE.search(output)
+            yield error.group(0).strip() if error else ""
 
 
 def _same(a: str, b: str) -> bool:

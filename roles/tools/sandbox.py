@@ -35,7 +35,7 @@ from pathlib import Path
 from roles.toolloop import ToolError
 from roles.tools.effect import Effect, Layer, compute_effect
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX
-from roles.tools.shell import parse_shell_output, run_process
+from roles.tools.shell import BASH_FLAGS, parse_shell_output, run_process
 
 INIT = str(Path(__file__).with_name("sandbox_init.py"))
 SYSTEM_PATHS = (
@@ -205,7 +205,7 @@ class Sandbox:
             "uid": None if self.policy.rootless else self.policy.uid,
             "limits": self.policy.limits.as_spec(),
             "env": self._env(),
-            "argv": ["/bin/bash", "-c", command],
+            "argv": ["/bin/bash", *BASH_FLAGS, command],
         }
         return layers, spec
 

@@ -1,4 +1,8 @@
-"""The ``shell`` tool: ``bash -c`` in the workspace, in its own process group.
+"""The ``shell`` tool: ``bash -u -c`` in the workspace, in its own process group.
+
+``-u`` makes a variable that was never set an error (``dir: unbound variable``)
+instead of an empty word: ``find $dir -name '*.py' | wc -l`` with ``$dir``
+unset would search the workspace and print a count of what is not there.
 
 The result text has one canonical form that machine checks read back::
 
@@ -26,6 +30,8 @@ from typing import Any
 
 from roles.toolloop import ToolError
 
+# bash's flags: a variable that was never set is an error, then the command.
+BASH_FLAGS = ("-u", "-c")
 EXIT_LINE = re.compile(r"^\[exit code (-?\d+)\]\n?")
 POLL_S = 0.05
 # A finished shell may leave background children holding the pipe open; they get
@@ -71,6 +77,9 @@ def format_shell_output(exit_code: int, text: str) -> str:
 
 
 _NOT_FOUND = re.compile(r"(?:^|: )([\w.+-]+): command not found$", re.MULTILINE)
+_UNBOUND = re.compile(
+    r"^(?:/[\w/]*/)?bash: (?:line \d+: )?([\w]+): unbound variable$", re.M
+)
 _SYNTAX = re.compile(r'File "([^"\n]+\.py)", line \d+\n(?:.*\n)*?\w*SyntaxError:')
 
 
@@ -78,12 +87,22 @@ def with_hint(result: str) -> str:
     """Return a shell result, with a hint when it says what is wrong but not
     what to do.
 
-    ``xsv: command not found`` (exit code 127) says which tool is missing; a
-    small model retries it. The hint names what is here. A ``SyntaxError`` in a
-    script usually means the file holds the text the script should print
-    (``echo 'hello' > hello.py``); the hint says what a script file holds.
+    ``$dir: unbound variable`` means the command used a variable no earlier
+    command could set (each command runs in a fresh shell); the hint says to
+    write the value itself. ``xsv: command not found`` (exit code 127) says
+    which tool is missing; a small model retries it. The hint names what is
+    here. A ``SyntaxError`` in a script usually means the file holds the text
+    the script should print (``echo 'hello' > hello.py``); the hint says what a
+    script file holds.
     """
     code, text = parse_shell_output(result)
+    unset = _UNBOUND.findall(text)
+    if unset:
+        names = ", ".join(f"${name}" for name in dict.fromkeys(unset))
+        return (
+            f"{result.rstrip()}\n[{names} is not set: each command runs in a fresh "
+            "shell, so write the path or value itself in the command]"
+        )
     missing = _NOT_FOUND.findall(text) if code == 127 else []
     if missing:
         names = ", ".join(dict.fromkeys(missing))
@@ -110,13 +129,13 @@ def parse_shell_output(text: str) -> tuple[int | None, str]:
 
 
 def run_shell(command: str, *, cwd: Path, **options: Any) -> str:
-    """Run ``command`` with ``bash -c`` and return the canonical result text.
+    """Run ``command`` with ``bash -u -c`` and return the canonical result text.
 
     ``options`` are ``run_process``'s: ``timeout_s``, ``output_cap``,
     ``cancelled``, ``track`` (told when the process starts and ends, so a
     Toolbox can kill its group from another thread) and ``kill_grace_s``.
     """
-    return run_process(["bash", "-c", command], cwd=cwd, **options)
+    return run_process(["bash", *BASH_FLAGS, command], cwd=cwd, **options)
 
 
 def run_process(

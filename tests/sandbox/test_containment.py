@@ -117,6 +117,14 @@ def test_file_tools_refuse_hidden_paths(policy, base, workspace):
     assert "secret_key" not in listing
 
 
+def test_a_variable_never_set_is_an_error_in_the_sandbox_too(policy, workspace):
+    toolbox = make_toolbox(policy, workspace, Operator(False))
+    code, out = shell(toolbox, "echo $HOME; ls $directory; echo listed")
+    assert code == 127, out
+    assert "directory: unbound variable" in out and "listed" not in out
+    assert "[$directory is not set" in out
+
+
 def test_environment_is_an_allowlist(policy, workspace, monkeypatch):
     monkeypatch.setenv("SECRET_KEY", "do-not-leak")
     monkeypatch.setenv("REDIS_URL", "redis://secret@127.0.0.1:6379/0")

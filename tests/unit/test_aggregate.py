@@ -114,3 +114,35 @@ def test_a_count_of_zero_and_a_nonzero_sum_stand():
     assert judged("How many lines contain ERROR?", "0", grep) == ""
     assert judged("Count the lines whose total is over 5", "0", grep) == ""
     assert judged("Sum the amount column of sales.csv", "2224", READ, AWK) == ""
+
+
+def test_a_count_printed_beside_the_commands_own_error_is_not_computed():
+    unset = format_evidence(
+        "shell",
+        {"command": "find $directory -type f -name '*.py' | wc -l"},
+        "[exit code 0]\nbash: line 1: directory: unbound variable\n0\n",
+    )
+    reason = judged("Count the .py files under src", "0", unset)
+    assert reason.startswith(
+        "the command that printed '0' also reported an error (bash: line 1: "
+        "directory: unbound variable)"
+    )
+    missing = format_evidence(
+        "shell",
+        {"command": "find /srv/nowhere -name '*.py' | wc -l"},
+        "[exit code 0]\nfind: '/srv/nowhere': No such file or directory\n0\n",
+    )
+    assert "No such file or directory" in judged("How many .py files?", "0", missing)
+    clean = format_evidence(
+        "shell", {"command": "find src -name '*.py' | wc -l"}, "[exit code 0]\n0\n"
+    )
+    assert judged("How many .py files?", "0", missing, clean) == ""
+
+
+def test_a_counted_error_message_in_the_data_is_not_the_commands_error():
+    grep = format_evidence(
+        "shell",
+        {"command": "grep -c 'No such file or directory' app.log"},
+        "[exit code 0]\n7\n",
+    )
+    assert judged("How many lines say No such file or directory?", "7", grep) == ""

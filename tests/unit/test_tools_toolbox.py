@@ -235,3 +235,19 @@ def test_a_script_that_holds_its_output_instead_of_code_gets_a_hint(tmp_path):
     (tmp_path / "ok.py").write_text("print('SyntaxError: in a string')\n")
     fine = toolbox.call("shell", {"command": "python3 ok.py"})
     assert fine == "[exit code 0]\nSyntaxError: in a string\n"
+
+
+def test_a_variable_never_set_is_an_error_with_a_hint_not_an_empty_word(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    toolbox = Toolbox(tmp_path)
+    said = toolbox.call("shell", {"command": "ls $directory; echo listed"})
+    assert said.startswith("[exit code 127]\n")
+    assert "directory: unbound variable" in said and "listed" not in said
+    assert said.endswith(
+        "[$directory is not set: each command runs in a fresh shell, so write "
+        "the path or value itself in the command]"
+    )
+    piped = toolbox.call("shell", {"command": "find $dir -name '*.py' | wc -l"})
+    assert "dir: unbound variable" in piped and "[$dir is not set" in piped
+    fine = toolbox.call("shell", {"command": "d=.; find $d -name '*.py' | wc -l"})
+    assert fine == "[exit code 0]\n1\n"
