@@ -46,7 +46,10 @@ ERROR_LINE = re.compile(
     re.MULTILINE,
 )
 # A number standing on its own: not a digit run inside a path, a name or a date.
-NUMBER = re.compile(r"(?<![\w./:-])\d+(?:\.\d+)?(?![\w/-]|\.\d)")
+# A grouped number (10,000) is one number.
+NUMBER = re.compile(
+    r"(?<![\w./:-])(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?![\w/-]|\.\d)"
+)
 
 
 def asks_for_aggregate(*texts: str) -> bool:
@@ -90,7 +93,7 @@ def _printed(value: str, entries: Iterable[str]) -> Iterable[str]:
 
 def _same(a: str, b: str) -> bool:
     try:
-        return float(a) == float(b)
+        return float(a.replace(",", "")) == float(b.replace(",", ""))
     except ValueError:
         return a == b
 
@@ -104,4 +107,4 @@ def asks_for_sum(*texts: str) -> bool:
 def empty_sum(claim: str) -> bool:
     """Return True when the numbers the claim states are all zero."""
     numbers = NUMBER.findall(claim)
-    return bool(numbers) and all(float(n) == 0 for n in numbers)
+    return bool(numbers) and all(float(n.replace(",", "")) == 0 for n in numbers)

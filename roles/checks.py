@@ -228,8 +228,11 @@ def _shown(
 
 
 # What a claim may not state unless a tool showed it: numbers, paths, file names.
+# A number with thousands separators (10,000) is one fact, shown by 10,000 or 10000.
+GROUPED = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
 FACT = re.compile(
-    r"(?<![\w.])(?:\d+(?:\.\d+)?|[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z]\w{0,4})(?![\w])"
+    rf"(?<![\w.])(?:{GROUPED}|\d+(?:\.\d+)?|[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z]\w{{0,4}})"
+    r"(?![\w])"
 )
 
 
@@ -244,9 +247,12 @@ def unshown_facts(result: ExecutionResult, known: str = "") -> list[str]:
 
 def appears(value: str, text: str) -> bool:
     """Return True when ``value`` stands in ``text`` as a whole token ("24" is not
-    in "2024"), or as a substring when it is not a single word or number."""
+    in "2024"), or as a substring when it is not a single word or number; a
+    grouped number (``10,000``) also stands as its digits (``10000``)."""
     if not value:
         return False
+    if re.fullmatch(GROUPED, value):
+        return value in text or appears(value.replace(",", ""), text)
     if re.fullmatch(r"[\w.]+", value):
         return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", text) is not None
     return value in text

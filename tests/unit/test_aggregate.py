@@ -146,3 +146,23 @@ def test_a_counted_error_message_in_the_data_is_not_the_commands_error():
         "[exit code 0]\n7\n",
     )
     assert judged("How many lines say No such file or directory?", "7", grep) == ""
+
+
+def test_a_total_written_with_thousands_separators_is_the_number_a_tool_printed():
+    awk = format_evidence(
+        "shell",
+        {"command": "awk -F, 'NR>1{s+=$2} END{print s}' big.csv"},
+        "[exit code 0]\n10250\n",
+    )
+    assert judged("What is the total of the amount column?", "10,250", awk) == ""
+    assert "'10,251'" in judged(
+        "What is the total of the amount column?", "10,251", awk
+    )
+
+
+def test_a_list_of_small_numbers_is_still_several_facts():
+    wc = format_evidence(
+        "shell", {"command": "wc -l a b"}, "[exit code 0]\n1 a\n2 b\n3 total\n"
+    )
+    assert judged("Report the line counts", "1,2,3", wc) == ""
+    assert "'9'" in judged("Report the line counts", "1,2,9", wc)
