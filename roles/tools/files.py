@@ -8,7 +8,9 @@ symlinks that lead out are refused with a message naming where they lead.
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +24,12 @@ READ_LIMIT = 200_000
 # levels below the nearest existing directory.
 NEAR_LIMIT = 3
 NEAR_DEPTH = 4
+# A file name guessed from what the file holds (normalize_sku.py for a function)
+# is answered with up to HOLD_LIMIT lines under the directory that hold its stem,
+# read from the first HOLD_BYTES of each regular text file.
+HOLD_LIMIT = 8
+HOLD_BYTES = 256_000
+HOLD_WORD = re.compile(r"[A-Za-z_]\w{3,}")
 
 
 def resolve_confined(path: str, workspace: Path, roots: Sequence[Path]) -> Path:
@@ -77,10 +85,16 @@ def glob_files(
     found = [_shown(m, workspace) for m in matches[:limit]]
     extra = len(matches) - len(found)
     if not found:
-        return (
-            f"(no files matched pattern {pattern} under {base}; glob matches file "
-            "names: to find a word inside files, grep -rln 'WORD' DIR)"
+        said = (
+            f"(no files matched pattern {pattern} under {base}; glob matches file names"
         )
+        word = _stem(Path(pattern).name.translate(str.maketrans("", "", "*?[]")))
+        lines = lines_holding(word, base, workspace=workspace, hidden=hidden)
+        if lines:
+            return f"{said}. Lines under {base} that hold {word!r}:\n" + "\n".join(
+                [*lines, ")"]
+            )
+        return f"{said}: to find a word inside files, grep -rln 'WORD' DIR)"
     if extra:
         more = f"{extra}+" if len(matches) >= SCAN_LIMIT else str(extra)
         found.append(f"[… {more} more matches not shown; narrow the pattern]")
@@ -126,6 +140,15 @@ def not_found(
             break
     if not found:
         # A guessed file name is often what the file holds (a function, a key).
+        lines = lines_holding(
+            _stem(path.name), base, workspace=workspace, hidden=hidden
+        )
+        if lines:
+            held = "; ".join(lines)
+            return (
+                f"{message} (no file named {path.name!r} under {base}; lines "
+                f"under {base} that hold {_stem(path.name)!r}: {held})"
+            )
         word, where = shlex.quote(path.stem), shlex.quote(str(base))
         hint = f"to find the file that holds a word: grep -rln {word} {where}"
         return f"{message} (no file named {path.name!r} under {base}; {hint})"
@@ -165,6 +188,61 @@ def write_text(path: Path, content: str) -> str:
     except OSError as err:
         raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
     return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
+
+
+def lines_holding(
+    word: str,
+    base: Path,
+    *,
+    workspace: Path,
+    hidden: Sequence[Path] = (),
+    limit: int = HOLD_LIMIT,
+) -> list[str]:
+    """Return up to ``limit`` ``path:line: text`` entries of the text files under
+    ``base`` whose line holds ``word`` as a whole word; [] for a short word.
+
+    Hidden directories (``.git``), links, fifos and binary files are skipped,
+    and the walk stops after ``SCAN_LIMIT`` entries.
+    """
+    if not HOLD_WORD.fullmatch(word or ""):
+        return []
+    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            seen += 1
+            path = Path(folder) / name
+            if seen > SCAN_LIMIT or len(found) >= limit:
+                return found[:limit]
+            text = _text_head(path, workspace, hidden)
+            for number, line in enumerate(text.splitlines(), 1):
+                if pattern.search(line):
+                    found.append(
+                        f"{_shown(path, workspace)}:{number}: {line.strip()[:160]}"
+                    )
+    return found[:limit]
+
+
+def _text_head(path: Path, workspace: Path, hidden: Sequence[Path]) -> str:
+    """Return the head of a regular text file, "" for anything else."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return ""
+        if _is_hidden(path.resolve(), workspace, hidden):
+            return ""
+        with path.open("rb") as handle:
+            data = handle.read(HOLD_BYTES)
+    except OSError:
+        return ""
+    if b"\0" in data[:1024]:
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def _stem(name: str) -> str:
+    return name.split(".", 1)[0]
 
 
 def _is_hidden(path: Path, workspace: Path, hidden: Sequence[Path]) -> bool:

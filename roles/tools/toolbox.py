@@ -151,7 +151,7 @@ class Toolbox:
                 if output is None:
                     output = self._run(name, args)
             if name == "shell":
-                output = with_hint(output)
+                output = with_hint(output, args.get("command", ""))
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)
             raise

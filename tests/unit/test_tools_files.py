@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from roles.tools import Toolbox, ToolError
@@ -133,3 +135,48 @@ def test_glob_with_no_match_says_so_and_how_to_search_inside_files(toolbox):
     said = toolbox.call("glob", {"pattern": "*.nothing"})
     assert said.startswith("(no files matched pattern *.nothing under ")
     assert said.endswith("to find a word inside files, grep -rln 'WORD' DIR)")
+
+
+def _sources(workspace):
+    src = workspace / "src"
+    (src / ".git").mkdir(parents=True)
+    (src / "a.py").write_text("import b\n\nprint(b.normalize_sku('x'))\n")
+    (src / "b.py").write_text("def normalize_sku(sku):\n    return sku.upper()\n")
+    (src / "c.py").write_text("normalize_skus = []\n")  # not the whole word
+    (src / "blob.bin").write_bytes(b"\0normalize_sku")
+    (src / ".git" / "HEAD").write_text("normalize_sku\n")
+    return src
+
+
+def test_a_glob_for_a_guessed_file_name_shows_the_lines_that_hold_its_stem(
+    toolbox, workspace
+):
+    _sources(workspace)
+    said = toolbox.call("glob", {"pattern": "**/normalize_sku.py", "root": "src"})
+    assert said.splitlines()[1:] == [
+        "src/a.py:3: print(b.normalize_sku('x'))",
+        "src/b.py:1: def normalize_sku(sku):",
+        ")",
+    ]
+    assert "glob matches file names. Lines under " in said
+
+
+def test_reading_a_guessed_file_name_names_the_lines_that_hold_its_stem(
+    toolbox, workspace
+):
+    _sources(workspace)
+    with pytest.raises(ToolError) as err:
+        toolbox.call("read_file", {"path": "src/normalize_sku.py"})
+    assert str(err.value).endswith(
+        "that hold 'normalize_sku': src/a.py:3: print(b.normalize_sku('x')); "
+        "src/b.py:1: def normalize_sku(sku):)"
+    )
+
+
+def test_a_short_or_unheld_stem_keeps_the_plain_hint(toolbox, workspace):
+    _sources(workspace)
+    os.mkfifo(workspace / "src" / "fifo")  # never opened, so never waited on
+    said = toolbox.call("glob", {"pattern": "**/parse_config.py", "root": "src"})
+    assert said.endswith("to find a word inside files, grep -rln 'WORD' DIR)")
+    short = toolbox.call("glob", {"pattern": "**/a.txt", "root": "src"})
+    assert short.endswith("grep -rln 'WORD' DIR)")

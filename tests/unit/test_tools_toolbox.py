@@ -251,3 +251,15 @@ def test_a_variable_never_set_is_an_error_with_a_hint_not_an_empty_word(tmp_path
     assert "dir: unbound variable" in piped and "[$dir is not set" in piped
     fine = toolbox.call("shell", {"command": "d=.; find $d -name '*.py' | wc -l"})
     assert fine == "[exit code 0]\n1\n"
+
+
+def test_an_awk_sum_over_a_csv_without_a_separator_names_the_comma(tmp_path):
+    (tmp_path / "sales.csv").write_text("region,amount\nwest,770\nsouth,1144\n")
+    toolbox = Toolbox(tmp_path)
+    said = toolbox.call("shell", {"command": "awk '{s+=$2} END{print s}' sales.csv"})
+    assert said.startswith("[exit code 0]\n0\n")
+    assert "give the comma as the separator, awk -F," in said
+    right = toolbox.call(
+        "shell", {"command": "awk -F, 'NR>1{s+=$2} END{print s}' sales.csv"}
+    )
+    assert right == "[exit code 0]\n1914\n"
