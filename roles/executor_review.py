@@ -15,7 +15,10 @@ carries on in the conversation where it has already seen the data:
   call succeeded; a number or path no tool output shows; a total no tool
   computed): with that rule's reason.
 
-A second answer is taken as it is, and R4a judges it as always.
+A second answer is taken as it is, and R4a judges it as always, unless it
+only repeats the message (a small model copies "the claimed output states …"
+as its output): that goes back once more with a short instruction to call a
+tool.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from roles.agent_validator_judge import COMPUTE, invented_facts, unsupported
+from roles.agent_validator_judge import (
+    COMPUTE,
+    invented_facts,
+    unsupported,
+)
+from roles.agent_validator_judge import (
+    NO_EVIDENCE as NOT_EVIDENCE,
+)
 from roles.contracts import ExecutionResult, SubTask
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.toolloop import Review, ToolCallRecord
@@ -40,6 +50,14 @@ NO_EVIDENCE = (
     "tool output shows it yet. Do that now with a tool, then give your final "
     "JSON answer with what the tool printed."
 )
+PARROTED = (
+    "That repeats the checker's message; it is not an answer. Call a tool now "
+    "(the shell tool computes: awk -F, for a CSV column, wc -l, grep -c), then "
+    "give your final JSON answer with what it printed."
+)
+# Phrases of the messages above and of R4a's reasons: an answer holding one
+# copies the message instead of answering.
+ECHOES = (NOT_EVIDENCE, "which no tool output shows", "checked against tool output")
 # A model told to compute a number tends to read the file once more.
 USE_SHELL = (
     " Use the shell tool for it: read_file only shows the data, it computes nothing."
@@ -54,9 +72,9 @@ def reviewer(
     executor has."""
 
     def review(final: str, calls: Sequence[ToolCallRecord], reviews: int):
-        if reviews:
-            return None
         answer = _answer(final)
+        if reviews:
+            return PARROTED if reviews == 1 and is_parroted(answer) else None
         if answer.get("status") == "failed":
             return review_failed(final, calls, reviews)
         if answer.get("status") not in ("completed", "uncertain"):
@@ -89,6 +107,14 @@ def review_failed(
         output = head_tail(calls[-1].output.strip(), LAST_RESULT_CAP)
         last = f" The last tool result ({calls[-1].name}):\n{output}\n"
     return SEND_BACK.format(calls=count, last=last)
+
+
+def is_parroted(answer: dict[str, Any]) -> bool:
+    """Return True when the answer's output copies a checker's message."""
+    output = answer.get("output")
+    text = output if isinstance(output, str) else str(output or "")
+    said = " ".join(text.lower().split())
+    return any(echo.lower() in said for echo in ECHOES)
 
 
 def _answer(final: str) -> dict[str, Any]:

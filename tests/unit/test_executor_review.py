@@ -73,3 +73,18 @@ def test_a_number_to_compute_is_sent_to_the_shell_when_the_executor_has_it():
     )
     without = reviewer(SUBTASK, lambda: read, ["read_file"])
     assert "shell" not in without('{"status": "completed", "output": "10000"}', (), 0)
+
+
+def test_an_answer_that_repeats_the_message_goes_back_once_more():
+    review = reviewer(SUBTASK, lambda: [], tools=("shell", "read_file"))
+    first = review('{"status": "completed", "output": "10000"}', (), 0)
+    assert first is not None
+    parrot = (
+        '{"status": "uncertain", "output": "The claimed output states \'10000\', '
+        "which no tool output shows; run a command that prints it (wc -l, grep -c, "
+        "awk); the executor's claimed output is not evidence.\"}"
+    )
+    again = review(parrot, (), 1)
+    assert again is not None and again.startswith("That repeats the checker's")
+    assert review(parrot, (), 2) is None
+    assert review('{"status": "completed", "output": "10000"}', (), 1) is None
