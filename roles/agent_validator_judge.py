@@ -18,11 +18,13 @@ from roles.agent_validator_prompts import (
 )
 from roles.aggregate import (
     asks_for_aggregate,
+    asks_for_count,
     asks_for_sum,
     computed,
     computing_error,
     empty_sum,
     is_number,
+    shows_nothing,
     states_a_result,
 )
 from roles.checks import (
@@ -157,15 +159,24 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
         for f in dict.fromkeys(FACT.findall(claim))
         if is_number(f) and not appears(f, known) and not computed(f, result.tool_calls)
     ]
-    if not read:
-        return ""
     errors = [computing_error(f, result.tool_calls) for f in read]
-    if all(errors):
+    if read and all(errors):
         return (
             f"the command that printed {read[0]!r} also reported an error "
             f"({_quote(errors[0])}), so it counted what is not there; fix the "
             f"command (write the path itself) and run it again; {NO_EVIDENCE}"
         )
+    counted = asks_for_count(request, subtask.intent, subtask.context)
+    if empty_sum(claim) and counted and not shows_nothing(result.tool_calls):
+        return (
+            "the claimed count is 0, but no tool listing shows that nothing is "
+            "there: a count of 0 often comes from looking in the wrong place (ls "
+            "without the files in subdirectories, a pattern that matches nothing); "
+            "list what is counted (find DIR -name '*.py', grep -rn WORD DIR), "
+            f"then count that; {NO_EVIDENCE}"
+        )
+    if not read:
+        return ""
     named = ", ".join(repr(f) for f in read[:5])
     return (
         f"the claimed output states {named} as a total or count, but no tool computed "

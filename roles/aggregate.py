@@ -14,7 +14,10 @@ narrows what counts as shown, it cannot prove a total.)
 
 A computed sum or average of 0 is refused too: awk, bc and friends print 0 for
 a column that holds text or a field that does not exist, so over real data a 0
-total almost always names the wrong column. A count of 0 stays a count.
+total almost always names the wrong column. A count of 0 needs a listing that
+shows nothing is there (a ``find`` or ``grep`` that printed nothing, a glob that
+matched nothing): ``ls dir | grep -c .py`` prints 0 for a tree whose files are
+in subdirectories, and a count alone cannot tell "none" from "looked wrong".
 
 A number is not computed by a command whose output also reports an error
 (``find: 'logs': No such file or directory``, ``bash: line 1: dir: unbound
@@ -102,6 +105,24 @@ def asks_for_sum(*texts: str) -> bool:
     """Return True when ``texts`` ask for a sum or an average and not a count."""
     joined = "\n".join(t or "" for t in texts)
     return SUM.search(joined) is not None and COUNT.search(joined) is None
+
+
+def asks_for_count(*texts: str) -> bool:
+    """Return True when ``texts`` ask how many of something there are."""
+    return any(COUNT.search(text or "") for text in texts)
+
+
+def shows_nothing(entries: Iterable[str]) -> bool:
+    """Return True when some tool call listed nothing: it printed no line at
+    all (``find`` or ``grep`` without a match) or a glob matched no file."""
+    for entry in entries:
+        call = parse_evidence(entry)
+        if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
+            continue
+        body = split_exit_code(call.output)[1].strip()
+        if not body or body.startswith("(no files matched"):
+            return True
+    return False
 
 
 def empty_sum(claim: str) -> bool:

@@ -109,10 +109,11 @@ def test_a_sum_of_zero_is_refused_as_the_wrong_column():
     assert judged("Average the amount column", '{"average": 0.0}', WRONG_COLUMN)
 
 
-def test_a_count_of_zero_and_a_nonzero_sum_stand():
+def test_a_count_of_zero_with_a_listing_and_a_nonzero_sum_stand():
     grep = format_evidence("shell", {"command": "grep -c ERROR app.log"}, "0")
-    assert judged("How many lines contain ERROR?", "0", grep) == ""
-    assert judged("Count the lines whose total is over 5", "0", grep) == ""
+    none = format_evidence("shell", {"command": "grep ERROR app.log"}, "")
+    assert judged("How many lines contain ERROR?", "0", grep, none) == ""
+    assert judged("Count the lines whose total is over 5", "0", grep, none) == ""
     assert judged("Sum the amount column of sales.csv", "2224", READ, AWK) == ""
 
 
@@ -136,7 +137,10 @@ def test_a_count_printed_beside_the_commands_own_error_is_not_computed():
     clean = format_evidence(
         "shell", {"command": "find src -name '*.py' | wc -l"}, "[exit code 0]\n0\n"
     )
-    assert judged("How many .py files?", "0", missing, clean) == ""
+    listed = format_evidence(
+        "shell", {"command": "find src -name '*.py'"}, "[exit code 0]\n"
+    )
+    assert judged("How many .py files?", "0", missing, clean, listed) == ""
 
 
 def test_a_counted_error_message_in_the_data_is_not_the_commands_error():
@@ -166,3 +170,30 @@ def test_a_list_of_small_numbers_is_still_several_facts():
     )
     assert judged("Report the line counts", "1,2,3", wc) == ""
     assert "'9'" in judged("Report the line counts", "1,2,9", wc)
+
+
+def test_a_count_of_0_needs_a_listing_that_shows_nothing_is_there():
+    ls = format_evidence(
+        "shell",
+        {"command": "ls -l project | grep -c .py"},
+        "[exit code 1]\n0\n",
+    )
+    reason = judged("How many Python files are there under project?", "0", ls)
+    assert reason.startswith("the claimed count is 0, but no tool listing shows")
+    find = format_evidence(
+        "shell", {"command": "find project -name '*.py'"}, "[exit code 0]\n"
+    )
+    assert judged("How many Python files are there under project?", "0", ls, find) == ""
+    glob = format_evidence(
+        "glob", {"pattern": "**/*.py"}, "(no files matched pattern **/*.py under /p)"
+    )
+    wc = format_evidence(
+        "shell", {"command": "find project -name '*.py' | wc -l"}, "[exit code 0]\n0\n"
+    )
+    assert judged("Count the .py files", "0", wc).startswith("the claimed count is 0")
+    assert judged("Count the .py files", "0", glob, wc) == ""
+    grep = format_evidence(
+        "shell", {"command": "grep -c ERROR app.log"}, "[exit code 1]\n0\n"
+    )
+    assert judged("Count the lines with ERROR in app.log", "0", grep)
+    assert judged("Count the lines with ERROR in app.log", "7", grep)
