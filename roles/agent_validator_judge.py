@@ -24,6 +24,7 @@ from roles.aggregate import (
     computing_error,
     empty_sum,
     is_number,
+    only_counted,
     shows_nothing,
     states_a_result,
 )
@@ -148,11 +149,20 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     claim = output_text(result.output)
     if not (aggregate and states_a_result(claim)):
         return ""
-    if empty_sum(claim) and asks_for_sum(request, subtask.intent, subtask.context):
+    summed = asks_for_sum(request, subtask.intent, subtask.context)
+    if empty_sum(claim) and summed:
         return (
             "the claimed sum is 0: a sum tool prints 0 for a field that holds text "
             "or does not exist; print the header (head -1) to find the column's "
             "number, then sum that column"
+        )
+    numbers = [f for f in dict.fromkeys(FACT.findall(claim)) if is_number(f)]
+    if summed and numbers and all(only_counted(f, result.tool_calls) for f in numbers):
+        return (
+            f"the claimed {numbers[0]} was printed by a command that counts lines "
+            "or matches (wc, grep -c), and a count is not a sum or an average: "
+            "print the header (head -1) to find the column's number, then sum "
+            "that column (awk -F, 'NR>1{s+=$N} END{print s}' FILE)"
         )
     read = [
         f

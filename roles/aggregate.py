@@ -48,6 +48,8 @@ ERROR_LINE = re.compile(
     r"|Not a directory|command not found)\b.*$",
     re.MULTILINE,
 )
+# A command that counts lines or matches, whatever it counts.
+COUNTER = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b")
 # A number standing on its own: not a digit run inside a path, a name or a date.
 # A grouped number (10,000) is one number.
 NUMBER = re.compile(
@@ -80,9 +82,23 @@ def computing_error(value: str, entries: Iterable[str]) -> str:
     return next((error for error in _printed(value, entries) if error), "")
 
 
+def only_counted(value: str, entries: Iterable[str]) -> bool:
+    """Return True when every command that printed ``value`` as its last number
+    counts lines or matches (``wc``, ``grep -c``): a count, never a sum."""
+    commands = [command for command, _ in _printers(value, entries)]
+    return bool(commands) and all(COUNTER.search(c) for c in commands)
+
+
 def _printed(value: str, entries: Iterable[str]) -> Iterable[str]:
     """Yield, for each tool output whose last number is ``value``, its first
     error line ("" when it reports none)."""
+    for _, error in _printers(value, entries):
+        yield error
+
+
+def _printers(value: str, entries: Iterable[str]) -> Iterable[tuple[str, str]]:
+    """Yield ``(command, first error line)`` of each tool output whose last
+    number is ``value`` (the command is "" for a call of another tool)."""
     for entry in entries:
         call = parse_evidence(entry)
         if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
@@ -91,7 +107,8 @@ def _printed(value: str, entries: Iterable[str]) -> Iterable[str]:
         numbers = NUMBER.findall(output)
         if numbers and _same(numbers[-1], value):
             error = ERROR_LINE.search(output)
-            yield error.group(0).strip() if error else ""
+            command = call.args.get("command") if call.tool == "shell" else ""
+            yield str(command or ""), error.group(0).strip() if error else ""
 
 
 def _same(a: str, b: str) -> bool:

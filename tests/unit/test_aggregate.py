@@ -197,3 +197,15 @@ def test_a_count_of_0_needs_a_listing_that_shows_nothing_is_there():
     )
     assert judged("Count the lines with ERROR in app.log", "0", grep)
     assert judged("Count the lines with ERROR in app.log", "7", grep)
+
+
+def test_a_line_count_is_not_a_sum():
+    wc = format_evidence(
+        "shell", {"command": "wc -l sales.csv"}, "[exit code 0]\n41 sales.csv\n"
+    )
+    reason = judged("What is the total of the amount column in sales.csv?", "41", wc)
+    assert reason.startswith(
+        "the claimed 41 was printed by a command that counts lines or matches"
+    )
+    assert judged("How many lines does sales.csv have in total?", "41", wc) == ""
+    assert judged("Sum the amount column of sales.csv", "2224", READ, AWK) == ""
