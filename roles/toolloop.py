@@ -108,6 +108,7 @@ def run_tool_loop(
     final_schema: Mapping[str, Any] | None = None,
     resume: Mapping[str, Any] | None = None,
     review: Review | None = None,
+    expect_tools: bool = True,
 ) -> ToolLoopResult:
     """Alternate model turns and tool calls until a final answer or ``max_turns``.
 
@@ -122,6 +123,7 @@ def run_tool_loop(
     if protocol not in TURNS:
         raise ValueError(f"protocol must be one of {', '.join(TURNS)}: {protocol!r}")
     loop = _Loop(client, [dict(m) for m in messages], tools, call_tool, final_schema)
+    loop.expect_tools = expect_tools
     loop.use(protocol)
     usage, first = Usage(), 1
     if resume is not None:
@@ -158,6 +160,7 @@ class _Loop:
         self.queue: list[dict[str, Any]] = []
         self.protocol = "native"
         self.reviews = 0
+        self.expect_tools = True
 
     def use(self, protocol: str) -> None:
         """Switch to ``protocol``, telling the model how to call tools in it."""

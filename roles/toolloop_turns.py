@@ -82,7 +82,7 @@ def native_turn(loop: _Loop):
             loop.use(better)
             loop.said_later(text, *written)
             return None, reply
-        if discovers and not loop.calls and not caps.native_seen:
+        if discovers and loop.expect_tools and not loop.calls and not caps.native_seen:
             # Answered without looking: ask again where a call can be expressed.
             caps.switch_tools(better, "the endpoint answered without calling a tool")
             loop.use(better)

@@ -6,8 +6,11 @@ the actions, all in the message's delivery transaction, so a worker killed at
 any point leaves either nothing or everything of a step. The agents (Scope,
 TaskPlan, QA, Assessor) ask the model outside any transaction and send their
 reply with its request id; a stale reply is refused by ``step`` and ignored.
-QA's file pre-step runs before any model call. The Implementor starts a task's
-Run under its dispatch id (``runs.submit_task``), so no task runs twice.
+QA's file pre-step runs before any model call. With a real model the
+ScopeAgent and the TaskPlanner may research the repository first
+(``roles.projects.research``); the index lives in the data directory. The
+Implementor starts a task's Run under its dispatch id (``runs.submit_task``),
+so no task runs twice.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import os
 from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
+
+from django.conf import settings
 
 from artoo_web import bus, projects, runs
 from artoo_web.models import BusMessage, Project
@@ -31,7 +36,9 @@ from roles.projects.events import (
     DispatchTask,
     StopTask,
 )
+from roles.projects.research import reply_with_research
 from roles.projects.routing import prestep_verdict
+from roles.research import ResearchTools, research_tools
 
 log = logging.getLogger(__name__)
 
@@ -115,18 +122,40 @@ def listing(project: Project) -> str:
     return "\n".join(names[:LISTED_FILES]) + (f"\n… {more} more" if more > 0 else "")
 
 
+def research_for(model, project: Project) -> ResearchTools | None:
+    """Return the research tools over the project's repository for a real model."""
+    if not isinstance(model, llm.LLMClient):
+        return None
+    try:
+        return research_tools(
+            Path(project.directory), settings.DATA_DIR / "research", model
+        )
+    except ValueError as error:
+        log.warning("project %s: no research tools: %s", project.id, error)
+        return None
+
+
+def researched(model, project: Project, messages, reply_cls):
+    """Return the agent's reply, after research when the model can do it."""
+    research = research_for(model, project)
+    if research is None:
+        return model.complete_json(messages, reply_cls)
+    cap = DEFAULT_CONFIG.research_calls
+    return reply_with_research(model, messages, reply_cls, research, cap)
+
+
 def ask_scope(model, project: Project, request: AskScopeAgent):
     messages = prompts.scope_messages(
         request, listing(project), budget(model, "scope_agent")
     )
-    return model.complete_json(messages, Scope)
+    return researched(model, project, messages, Scope)
 
 
 def ask_planner(model, project: Project, request: AskTaskPlanner):
     messages = prompts.planner_messages(
         request, listing(project), budget(model, "task_planner")
     )
-    return model.complete_json(messages, TaskPlan)
+    return researched(model, project, messages, TaskPlan)
 
 
 def ask_qa(model, project: Project, request: AskQA):

@@ -125,6 +125,29 @@ def test_a_model_that_never_stops_calling_tools_exhausts_the_turn_limit(llm_serv
     assert len(llm_server.requests) == 3
 
 
+def test_a_first_reply_without_a_call_switches_an_auto_endpoint_off_native(
+    llm_server,
+):
+    llm_server.reply("R3", FINAL)
+    llm_server.reply("R3", FINAL)
+    with client_for("R3", llm_server.env()) as llm:
+        result = run_tool_loop(llm, TASK, [SHELL], FakeShell())
+        protocol = llm.tool_protocol
+    assert result.final_content == FINAL and result.turns == 2
+    assert protocol != "native"
+    assert llm_server.requests[1].tools is None
+
+
+def test_optional_tools_take_a_first_reply_without_a_call_as_the_answer(llm_server):
+    llm_server.reply("R3", FINAL)
+    with client_for("R3", llm_server.env()) as llm:
+        result = run_tool_loop(llm, TASK, [SHELL], FakeShell(), expect_tools=False)
+        protocol = llm.tool_protocol
+    assert result.final_content == FINAL and result.turns == 1
+    assert protocol == "native"
+    assert len(llm_server.requests) == 1
+
+
 def test_turn_limit_must_be_positive(llm_server):
     with client_for("R3", llm_server.env()) as llm:
         with pytest.raises(ValueError, match="max_turns"):
