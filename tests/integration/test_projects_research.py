@@ -78,7 +78,8 @@ def test_the_scope_agent_asks_and_the_answer_reaches_the_remit(user, repo, model
     def respond(request):
         if is_research(request):
             if not tool_results(request):
-                return Step(tool_calls=(ToolCallSpec("read_file", {"path": "notes/store.py"}),))
+                read = ToolCallSpec("read_file", {"path": "notes/store.py"})
+                return Step(tool_calls=(read,))
             sources = ["notes/store.py:1-2"]
             return json.dumps({"answer": ANSWER, "sources": sources})
         if not tool_results(request):
@@ -103,9 +104,7 @@ def test_the_scope_agent_asks_and_the_answer_reaches_the_remit(user, repo, model
     assert list((repo.parents[1] / "data" / "research").glob("research-*.sqlite3"))
 
 
-def test_a_scope_agent_that_keeps_researching_is_asked_for_its_reply(
-    user, repo, model
-):
+def test_a_scope_agent_that_keeps_researching_is_asked_for_its_reply(user, repo, model):
     def respond(request):
         if is_research(request):
             if not tool_results(request):
