@@ -101,12 +101,14 @@ def _after_commit(msg: BusMessage, queue: str | None) -> None:
 
 
 def publish(msg: BusMessage) -> None:
-    """Publish the envelope on the run's channel and the all-runs channel."""
+    """Publish the envelope on its run's and project's channels and on all-runs."""
     data = json.dumps(msg.envelope(), cls=DjangoJSONEncoder)
     try:
         with redisconn.client().pipeline(transaction=False) as pipe:
             if msg.run_id:
                 pipe.publish(topics.bus_run(msg.run_id), data)
+            if msg.project_id:
+                pipe.publish(topics.bus_project(msg.project_id), data)
             pipe.publish(topics.BUS_ALL, data)
             pipe.execute()
     except Exception:

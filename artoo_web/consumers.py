@@ -16,6 +16,12 @@ once for all its watchers (``artoo_web.frames``) and queues the same text for
 each; ``artoo_web.catchup`` sends the stored part. A lost Redis connection
 closes every stream with ``CLOSE_BUS_LOST``, and the clients catch up.
 
+A project's page (``ProjectConsumer``) follows the same road: it joins the
+project's bus channel and its owner's run notices, sends every part of the
+page on connect (a reconnecting page is whole again), then again once a batch
+whenever a message of the project or a change of one of its Runs arrives, as
+``{"kind": "swaps", "swaps": …}`` rendered from the page's own partials.
+
 The run list's stream (``RunListConsumer``) follows the same road for rows:
 subscribe to the user's run notices (``artoo_web.runfeed``; staff: every
 run's), send the rows changed since the page was rendered, then each row that
@@ -28,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from datetime import UTC, datetime
 from urllib.parse import parse_qs
 
@@ -35,9 +42,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.utils import timezone
 
-from artoo_web import catchup, relay, runlist, topics
+from artoo_web import catchup, frames, relay, runlist, topics
 from artoo_web.hub import CLOSE_BUS_LOST, BusLost, hub
-from artoo_web.models import Run
+from artoo_web.models import Project, Run
 
 log = logging.getLogger(__name__)
 
@@ -244,3 +251,89 @@ class RunListConsumer(AsyncWebsocketConsumer):
         if len(self.sent) > SENT_ROWS:
             del self.sent[next(iter(self.sent))]
         await self.send(text_data=json.dumps(row))
+
+
+@database_sync_to_async
+def project_channels(user, project_id) -> tuple[str, ...] | None:
+    """Return the channels of a project ``user`` may see, None when not."""
+    project = Project.objects.visible_to(user).filter(id=project_id).first()
+    if project is None:
+        return None
+    return (topics.bus_project(project.id), topics.runs_of(project.owner_id))
+
+
+render_project = frames.in_render_thread(frames.project_frame)
+has_project_run = frames.in_render_thread(frames.has_project_run)
+
+
+class ProjectConsumer(AsyncWebsocketConsumer):
+    """A project's page, live: its parts again whenever the project changes."""
+
+    channels: tuple[str, ...] = ()
+    stream: asyncio.Task | None = None
+
+    async def connect(self):
+        user = self.scope["user"]
+        self.project_id = str(self.scope["url_route"]["kwargs"]["project_id"])
+        self.changed = asyncio.Event()
+        self.runs: set[str] = set()
+        self.touched = True  # the first frame makes the page whole
+        if not user.is_authenticated:
+            return await self.close(code=CLOSE_UNAUTHENTICATED)
+        channels = await project_channels(user, self.project_id)
+        if channels is None:
+            return await self.close(code=CLOSE_FORBIDDEN)
+        try:
+            for channel in channels:
+                self.channels += (channel,)
+                await hub().join(channel, self)
+        except BusLost:
+            log.warning("ws: subscribing to project %s failed", self.project_id)
+            await self.leave_all()
+            return await refuse_bus_lost(self)
+        await self.accept()
+        self.changed.set()
+        self.stream = asyncio.create_task(self.relay_parts())
+
+    def deliver(self, channel: str, data: bytes) -> None:
+        event = json.loads(data)
+        if channel == topics.bus_project(self.project_id):
+            self.touched = True
+        else:
+            self.runs.add(str(uuid.UUID(str(event["run"]))))
+        self.changed.set()
+
+    def bus_lost(self) -> None:
+        self.channels = ()
+        asyncio.create_task(self.close(code=CLOSE_BUS_LOST))
+
+    async def disconnect(self, code):
+        if self.stream is not None:
+            self.stream.cancel()
+            self.stream = None
+        await self.leave_all()
+
+    async def leave_all(self) -> None:
+        channels, self.channels = self.channels, ()
+        for channel in channels:
+            await hub().leave(channel, self)
+
+    async def relay_parts(self) -> None:
+        sent = None
+        try:
+            while True:
+                await self.changed.wait()
+                self.changed.clear()
+                touched, runs = self.touched, self.runs
+                self.touched, self.runs = False, set()
+                if not touched and not await has_project_run(self.project_id, runs):
+                    continue
+                frame = await render_project(self.project_id)
+                if frame != sent:
+                    await self.send(text_data=frame)
+                    sent = frame
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("ws: project %s parts failed", self.project_id, exc_info=True)
+            await self.close(code=CLOSE_BUS_LOST)

@@ -9,7 +9,9 @@ A frame is the JSON text one websocket message carries. Frames of a message:
 affects (``RENDERS``); a run's relay renders them once per batch of messages
 and hands the same text to every subscriber of the run. An anomaly is
 ``{"kind": "audit", "event": …, "swaps": …}``, and R6's answer to an audit
-query ``{"kind": "swaps", "swaps": …}``.
+query ``{"kind": "swaps", "swaps": …}``. A project page's frame is
+``{"kind": "swaps", "swaps": …}`` too, with every part of the page
+(``project_frame``).
 
 Everything here reads the database: callers run it off the event loop, in the
 render thread (``in_render_thread``).
@@ -28,9 +30,9 @@ from django.db import close_old_connections, connection
 from django.template.loader import render_to_string
 from django.utils.dateparse import parse_datetime
 
-from artoo_web import dashboard
+from artoo_web import dashboard, projectviews
 from artoo_web.auditlog import AuditReportRecord
-from artoo_web.models import BusMessage
+from artoo_web.models import BusMessage, Run
 
 # Frame kind → the dashboard parts it carries, given the message type.
 RENDERS: dict[str, Callable[[str], tuple[str, ...]]] = {
@@ -141,3 +143,13 @@ def report_frame(run_id) -> str:
 def answered_queries(query_ids: set[int]) -> set[int]:
     rows = AuditReportRecord.objects.filter(in_reply_to__in=query_ids)
     return set(rows.values_list("in_reply_to", flat=True))
+
+
+def project_frame(project_id) -> str:
+    """Return the frame of every live part of a project's page."""
+    return json.dumps({"kind": "swaps", "swaps": projectviews.render_parts(project_id)})
+
+
+def has_project_run(project_id, run_ids: Iterable[str]) -> bool:
+    """Return True when any of the runs is one of the project's tasks."""
+    return Run.objects.filter(project_id=project_id, id__in=list(run_ids)).exists()

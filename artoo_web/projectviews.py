@@ -2,7 +2,9 @@
 
 The page reads the stored state (remit, milestones, the window, the task in
 hand) and the project's bus messages (done tasks, escalations, the Assessor's
-verdicts); nothing here decides anything about the project's course.
+verdicts); nothing here decides anything about the project's course. Its parts
+(``PARTS``, one partial each) are rendered alike for the page and for the live
+stream (``render_parts``), which pushes them when the project changes.
 """
 
 from __future__ import annotations
@@ -10,15 +12,28 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_http_methods, require_POST
 
-from artoo_web import inputs, projectrepo, projects
+from artoo_web import inputs, projectrepo, projects, topics
 from artoo_web.forms import ProjectForm
 from artoo_web.models import Project
 from roles.projects import ProjectState
 
 LIMIT = 200
 RECORDS = ("RecordDone", "RecordEscalation", "AssessorReply", "FinishProject")
+PAGE = "artoo_web/project_detail.html"
+# The page's live parts: element id = partial name.
+PARTS = (
+    "project-header",
+    "project-remit",
+    "project-milestones",
+    "project-window",
+    "project-verdicts",
+    "project-escalations",
+    "project-runs",
+    "project-usage",
+)
 
 
 def _visible(request: HttpRequest, project_id) -> Project:
@@ -58,8 +73,12 @@ def project_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET"])
 def project_detail(request: HttpRequest, project_id) -> HttpResponse:
     project = _visible(request, project_id)
-    context = {"project": project, **page_of(project)}
-    return render(request, "artoo_web/project_detail.html", context)
+    context = {
+        "project": project,
+        "ws_path": topics.ws_project_path(project.id),
+        **page_of(project),
+    }
+    return render(request, PAGE, context)
 
 
 @require_POST
@@ -89,6 +108,13 @@ def page_of(project: Project) -> dict:
         "usage": sorted(project.usage.items()),
         "tokens": sum(row.get("tokens", 0) for row in project.usage.values()),
     }
+
+
+def render_parts(project_id) -> dict[str, str]:
+    """Return element id → the page's partial for each live part, as it is now."""
+    project = Project.objects.get(id=project_id)
+    context = {"project": project, **page_of(project)}
+    return {part: render_to_string(f"{PAGE}#{part}", context) for part in PARTS}
 
 
 def milestone_rows(state: ProjectState, done: list[dict]) -> list[dict]:

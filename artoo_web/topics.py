@@ -24,6 +24,16 @@ def bus_run(run_id: UUID | str) -> str:
     return f"artoo.bus.run.{run_id}"
 
 
+def bus_project(project_id: UUID | str) -> str:
+    """Return the pub/sub channel carrying one project's messages."""
+    return f"artoo.bus.project.{project_id}"
+
+
+def ws_project_path(project_id: UUID | str) -> str:
+    """Return the websocket path of one project's live page."""
+    return f"/ws/projects/{project_id}/"
+
+
 def runs_of(owner_id: int | str) -> str:
     """Return the pub/sub channel announcing changes to one user's runs."""
     return f"artoo.runs.owner.{owner_id}"

@@ -1,12 +1,15 @@
-// Live run stream: render pushed partials, remember the last id, reconnect with
-// backoff and resume from it, and show the connection state apart from the run.
+// Live page stream (a run's, a project's): render pushed partials, remember the
+// last message id, reconnect with backoff and resume from it, and show the
+// connection state apart from the run. A project's page has no timeline: it
+// gets its parts again on every connect.
 (function () {
   "use strict";
+  const stream = document.querySelector("[data-ws-path]");
+  if (!stream) return;
   const timeline = document.getElementById("bus-timeline");
-  if (!timeline) return;
   const state = document.getElementById("conn-state");
   const empty = document.getElementById("bus-empty");
-  let lastId = parseInt(timeline.dataset.lastId || "0", 10);
+  let lastId = parseInt(stream.dataset.lastId || "0", 10);
   let attempt = 0;
   let socket = null;
 
@@ -22,7 +25,7 @@
   }
 
   function insert(msg) {
-    if (document.getElementById("msg-" + msg.id)) return;
+    if (!timeline || document.getElementById("msg-" + msg.id)) return;
     const node = parse(msg.html);
     // Keep id order even when a live message overtakes a slower commit.
     let before = null;
@@ -67,14 +70,14 @@
   function connect() {
     show(attempt === 0 ? "connecting" : "reconnecting");
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + location.host + timeline.dataset.wsPath + "?after=" + lastId);
+    socket = new WebSocket(scheme + location.host + stream.dataset.wsPath + "?after=" + lastId);
     socket.onopen = function () { attempt = 0; show("live"); };
     socket.onmessage = function (event) {
       const msg = JSON.parse(event.data);
       if (msg.kind === "message") {
         insert(msg);
         if (msg.id > lastId) lastId = msg.id;
-        timeline.dataset.lastId = String(lastId);
+        stream.dataset.lastId = String(lastId);
       }
       applySwaps(msg.swaps);
       document.dispatchEvent(new CustomEvent("artoo:" + msg.kind, { detail: msg }));
