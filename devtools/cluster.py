@@ -40,9 +40,11 @@ PARENT_ONLY = (
 )
 
 
-def commands(port: int, concurrency: int) -> dict[str, list[str]]:
+def commands(
+    port: int, concurrency: int, app: str = "artoo_web"
+) -> dict[str, list[str]]:
     py, bin_dir = sys.executable, Path(sys.executable).parent
-    celery = [str(bin_dir / "celery"), "-A", "artoo_web", "worker", "--pool", "threads"]
+    celery = [str(bin_dir / "celery"), "-A", app, "worker", "--pool", "threads"]
     return {
         "web": [
             str(bin_dir / "daphne"),
@@ -80,6 +82,7 @@ class Cluster:
         env: dict[str, str] | None = None,
         concurrency: int = 12,
         ready_timeout: float = READY_TIMEOUT_S,
+        app: str = "artoo_web",
     ):
         self.data_dir = Path(data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -97,7 +100,8 @@ class Cluster:
         self.env["ALLOWED_HOSTS"] = "127.0.0.1,localhost"
         self.env["CSRF_TRUSTED_ORIGINS"] = f"http://127.0.0.1:{self.port}"
         self.env["ARTOO_DREAM_EVERY_S"] = self.env.get("ARTOO_DREAM_EVERY_S", "300")
-        self.commands = commands(self.port, concurrency)
+        # The workers' Celery app: ``devtools.hopprobe`` counts each task's work.
+        self.commands = commands(self.port, concurrency, app)
         self.procs: dict[str, subprocess.Popen] = {}
         self.redis_proc = None
         self._logs: dict[str, IO[bytes]] = {}
