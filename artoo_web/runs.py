@@ -340,9 +340,19 @@ def abandon(
         run.load_state().loss,
         reason=reason,
     ).model_copy(update={"control": run.control})
+    conclude(run, final, status)
+    return final
+
+
+def conclude(run: Run, final: FinalResult, status: str) -> None:
+    """End a locked run and send its FinalResult to the user.
+
+    The run's sandbox scratch is removed after the FinalResult is published, off
+    the user's wait.
+    """
     finish(run, final, status)
     bus.send(run, "R7", "User", "FinalResult", final)
-    return final
+    transaction.on_commit(lambda: runtime.discard_sandbox_state(run.id))
 
 
 def finish(run: Run, final: FinalResult, status: str) -> None:
@@ -361,7 +371,6 @@ def finish(run: Run, final: FinalResult, status: str) -> None:
     run.finished_at = timezone.now()
     run.save()
     projects.run_ended(run)
-    transaction.on_commit(lambda: runtime.discard_sandbox_state(run.id))
 
 
 def give_up(msg: BusMessage, error: str, attempts: int) -> None:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from artoo_web import bus, followups, runtime
 from artoo_web.models import BusMessage, Run, RunStatus
-from artoo_web.runs import finish, lock_current
+from artoo_web.runs import conclude, lock_current
 from roles import control, ggs, ggs_megrams
 from roles.contracts import FinalResult, Megram, OutcomeSummary, ReplanRequest
 from roles.loss import GGSConfig
@@ -66,8 +66,7 @@ def feedback(state: RunState, output) -> list[Megram]:
 
 def end(run: Run, final: FinalResult) -> None:
     status = RunStatus.FAILED if final.directive == "abandon" else RunStatus.DONE
-    finish(run, final, status)
-    bus.send(run, "R7", "User", "FinalResult", final)
+    conclude(run, final, status)
     if final.directive == "abandon":
         payload = final.model_dump(mode="json")
         followups.later(followups.NEXT_MOVES, [str(run.id), payload])
