@@ -68,6 +68,7 @@ class SweepAfterReconnect(bootsteps.StartStopStep):
                 kwargs={"after_outage": True},
                 queue="pipeline",
                 countdown=OUTAGE_SWEEP_DELAY_S,
+                ignore_result=True,
             )
         except Exception:
             # The periodic sweep still runs; a failed nudge only delays it.

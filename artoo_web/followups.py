@@ -32,10 +32,20 @@ DREAM_DEBOUNCE_S = 2
 
 
 def enqueue(
-    name: str, args: list, *, queue: str = "pipeline", countdown: float | None = None
+    name: str,
+    args: list,
+    *,
+    queue: str = "pipeline",
+    countdown: float | None = None,
+    answered: bool = False,
 ):
-    """Enqueue the task now; raise what the broker raises."""
-    return app.send_task(name, args=args, queue=queue, countdown=countdown)
+    """Enqueue the task now; raise what the broker raises.
+
+    ``answered``: the caller waits on the result; otherwise none is stored.
+    """
+    return app.send_task(
+        name, args=args, queue=queue, countdown=countdown, ignore_result=not answered
+    )
 
 
 def later(

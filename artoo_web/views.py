@@ -212,7 +212,7 @@ def ask_memory(task: str, *args):
     """Return a memory task's answer, or raise MemoryUnavailable after the timeout."""
     timeout = settings.ARTOO_WEB_MEMORY_TIMEOUT_S
     try:
-        result = followups.enqueue(task, list(args), queue="memory")
+        result = followups.enqueue(task, list(args), queue="memory", answered=True)
         return result.get(timeout=timeout)
     except Exception as exc:
         raise MemoryUnavailable(

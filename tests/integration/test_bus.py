@@ -89,7 +89,9 @@ def test_message_is_delivered_once_and_redelivery_is_a_noop(
     msg = send_answer(run)
     wait_until(lambda: BusMessage.objects.get(id=msg.id).delivered_at)
     assert handled(run) == 1
-    result = tasks.deliver.apply_async(args=[msg.id], queue="pipeline")
+    result = tasks.deliver.apply_async(
+        args=[msg.id], queue="pipeline", ignore_result=False
+    )
     assert result.get(timeout=10) == "already-delivered"
     assert handled(run) == 1
 
@@ -105,7 +107,9 @@ def without_handler():
 
 def test_message_without_handler_stays_undelivered(celery_worker, run, without_handler):
     msg = send_answer(run)
-    result = tasks.deliver.apply_async(args=[msg.id], queue="pipeline")
+    result = tasks.deliver.apply_async(
+        args=[msg.id], queue="pipeline", ignore_result=False
+    )
     assert result.get(timeout=10) == "no-handler"
     assert BusMessage.objects.get(id=msg.id).delivered_at is None
     assert bus.undelivered(0, HANDLERS) == []
@@ -128,7 +132,12 @@ def test_sweeper_delivers_a_message_whose_enqueue_was_lost(
     BusMessage.objects.filter(id=lost.id).update(
         created_at=timezone.now() - timedelta(seconds=120)
     )
-    assert tasks.sweep_outbox.apply_async(queue="pipeline").get(timeout=10) == 1
+    assert (
+        tasks.sweep_outbox.apply_async(queue="pipeline", ignore_result=False).get(
+            timeout=10
+        )
+        == 1
+    )
     wait_until(lambda: BusMessage.objects.get(id=lost.id).delivered_at)
     assert handled(run) == 1
     assert BusMessage.objects.get(id=recent.id).delivered_at is None
@@ -187,3 +196,4 @@ def test_sweeper_leaves_a_message_that_a_worker_is_still_handling(
     finally:
         lease.release()
     assert bus.sweep(60, HANDLERS) == 1
+

@@ -166,7 +166,12 @@ def test_sweeper_restarts_a_run_whose_first_step_was_lost(celery_worker, user, l
     Run.objects.filter(id=run.id).update(
         updated_at=timezone.now() - timedelta(seconds=120)
     )
-    assert tasks.sweep_outbox.apply_async(queue="pipeline").get(timeout=10) == 1
+    assert (
+        tasks.sweep_outbox.apply_async(queue="pipeline", ignore_result=False).get(
+            timeout=10
+        )
+        == 1
+    )
     run = finished(run)
     assert run.status == "done"
     assert bus_types(run).count("TaskSpec") == 1
@@ -214,7 +219,12 @@ def test_sweeper_resumes_a_round_whose_evaluation_task_was_lost(celery_worker, u
     Run.objects.filter(id=run.id).update(
         updated_at=timezone.now() - timedelta(seconds=120)
     )
-    assert tasks.sweep_outbox.apply_async(queue="pipeline").get(timeout=10) == 1
+    assert (
+        tasks.sweep_outbox.apply_async(queue="pipeline", ignore_result=False).get(
+            timeout=10
+        )
+        == 1
+    )
     run = finished(run)
     assert run.status == "done"
     assert transitions(run) == ["init→accept"]

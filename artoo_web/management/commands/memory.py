@@ -45,7 +45,9 @@ class Command(BaseCommand):
 
     def do_summary(self, **_):
         data = self.wait(
-            followups.enqueue(followups.MEMORY_SUMMARY, [], queue="memory")
+            followups.enqueue(
+                followups.MEMORY_SUMMARY, [], queue="memory", answered=True
+            )
         )
         counts = "  ".join(f"{k}={v}" for k, v in data["counts"].items())
         self.stdout.write(f"{counts}  total={data['total']}")
@@ -54,7 +56,9 @@ class Command(BaseCommand):
 
     def do_groups(self, space=None, **_):
         for g in self.wait(
-            followups.enqueue(followups.MEMORY_GROUPS, [space], queue="memory")
+            followups.enqueue(
+                followups.MEMORY_GROUPS, [space], queue="memory", answered=True
+            )
         ):
             p = g["potentials"]
             self.stdout.write(
@@ -95,7 +99,9 @@ class Command(BaseCommand):
                 "Give an id prefix; an empty prefix would forget everything."
             )
         count = self.wait(
-            followups.enqueue(followups.MEMORY_FORGET, [id_prefix], queue="memory")
+            followups.enqueue(
+                followups.MEMORY_FORGET, [id_prefix], queue="memory", answered=True
+            )
         )
         self.stdout.write(f"Forgot {count} Megram(s).")
 
@@ -103,7 +109,8 @@ class Command(BaseCommand):
         if not 0 < timeout <= 86400:
             raise CommandError("--timeout must be between 0 and 86400 seconds.")
         report = self.wait(
-            followups.enqueue(followups.DREAM, [], queue="memory"), timeout
+            followups.enqueue(followups.DREAM, [], queue="memory", answered=True),
+            timeout,
         )
         self.stdout.write(
             f"deleted={report['deleted']} demoted={report['demoted']} "
