@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -155,15 +157,13 @@ class Lease:
     visibility timeout) finds the lease and stands back; a crashed worker's lease
     expires, so the sweeper can hand its message to another worker. A Redis that
     crashed lost the key: the holder sets it again as soon as Redis answers, so
-    the sweep after the outage leaves its message alone.
+    the sweep after the outage leaves its message alone. One heartbeat thread
+    per process renews every lease it holds (``Heartbeat``).
     """
 
     def __init__(self, key: str):
         self.key = key
         self.ttl = lease_s()
-        self.stopped = threading.Event()
-        # A renewal never lands after the release (it would revive the lease).
-        self.lock = threading.Lock()
         self.failing = False
 
     def acquire(self) -> bool:
@@ -173,34 +173,77 @@ class Lease:
             log.warning("bus: lease unavailable for %s", self.key, exc_info=True)
             taken = True
         if taken:
-            threading.Thread(target=self.renew, daemon=True).start()
+            heartbeat().add(self)
         return bool(taken)
 
-    def renew(self) -> None:
-        while not self.stopped.wait(min(LEASE_RENEW_S, self.ttl / 3)):
-            self.hold()
-
-    def hold(self) -> None:
-        """Set the key again with a fresh expiry (it may be gone with Redis)."""
-        with self.lock:
-            if self.stopped.is_set():
-                return
-            try:
-                redisconn.client().set(self.key, "1", ex=self.ttl)
-            except Exception:
-                if not self.failing:
-                    log.warning("bus: lease renewal failed for %s", self.key)
-                self.failing = True
-            else:
-                self.failing = False
-
     def release(self) -> None:
-        with self.lock:
-            self.stopped.set()
+        # Once dropped, no renewal of this lease lands (it would revive the key).
+        heartbeat().drop(self)
         try:
             redisconn.client().delete(self.key)
         except Exception:
             log.warning("bus: lease release failed for %s", self.key)
+
+
+class Heartbeat:
+    """One thread that sets every lease of this process again, in one round trip."""
+
+    def __init__(self) -> None:
+        self.leases: set[Lease] = set()
+        # Held across a renewal, so a dropped lease is never set after its drop.
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+
+    def add(self, lease: Lease) -> None:
+        with self.lock:
+            self.leases.add(lease)
+            if self.thread is None or self.pid != os.getpid():
+                self.pid = os.getpid()
+                self.thread = threading.Thread(
+                    target=self.run, name="artoo-lease-heartbeat", daemon=True
+                )
+                self.thread.start()
+
+    def drop(self, lease: Lease) -> None:
+        with self.lock:
+            self.leases.discard(lease)
+
+    def run(self) -> None:
+        while True:
+            with self.lock:
+                ttl = min((lease.ttl for lease in self.leases), default=None)
+            interval = LEASE_RENEW_S if ttl is None else min(LEASE_RENEW_S, ttl / 3)
+            time.sleep(interval)
+            self.hold()
+
+    def hold(self) -> None:
+        """Set each held key again with a fresh expiry (it may be gone with Redis)."""
+        with self.lock:
+            leases = list(self.leases)
+            if not leases:
+                return
+            try:
+                with redisconn.client().pipeline(transaction=False) as pipe:
+                    for lease in leases:
+                        pipe.set(lease.key, "1", ex=lease.ttl)
+                    pipe.execute()
+            except Exception:
+                for lease in leases:
+                    if not lease.failing:
+                        log.warning("bus: lease renewal failed for %s", lease.key)
+                    lease.failing = True
+            else:
+                for lease in leases:
+                    lease.failing = False
+
+
+_heartbeat = Heartbeat()
+
+
+def heartbeat() -> Heartbeat:
+    """Return this process's lease heartbeat."""
+    return _heartbeat
 
 
 def is_leased(key: str) -> bool:

@@ -4,6 +4,7 @@ delivered once, swept when an enqueue was lost."""
 from __future__ import annotations
 
 import json
+import threading
 from datetime import timedelta
 
 import pytest
@@ -197,3 +198,36 @@ def test_sweeper_leaves_a_message_that_a_worker_is_still_handling(
         lease.release()
     assert bus.sweep(60, HANDLERS) == 1
 
+
+def test_one_heartbeat_sets_again_every_held_lease_that_redis_lost(redis_client):
+    leases = [bus.Lease(f"artoo.test.lease.{n}") for n in range(3)]
+    for lease in leases:
+        assert lease.acquire()
+    try:
+        # A Redis that crashed lost the keys: the holders set them again.
+        redis_client.delete(*(lease.key for lease in leases))
+        wait_until(
+            lambda: all(redis_client.exists(lease.key) for lease in leases),
+            what="every held lease set again",
+        )
+        beating = [
+            t for t in threading.enumerate() if t.name == "artoo-lease-heartbeat"
+        ]
+        assert len(beating) == 1
+    finally:
+        for lease in leases:
+            lease.release()
+
+
+def test_a_released_lease_is_never_set_again(redis_client):
+    held, released = bus.Lease("artoo.test.lease.held"), bus.Lease("artoo.test.lease.x")
+    assert held.acquire() and released.acquire()
+    released.release()
+    try:
+        redis_client.delete(held.key)
+        # Once the heartbeat has renewed what it holds, the released key stays gone.
+        wait_until(lambda: redis_client.exists(held.key), what="held lease renewed")
+        assert not redis_client.exists(released.key)
+    finally:
+        held.release()
+    assert not redis_client.exists(held.key)
