@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -244,17 +245,51 @@ def _signal_group(proc: subprocess.Popen, sig: int) -> None:
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float, cancelled) -> str:
+    """Wait for the process to exit; return "", "cancelled" or "timeout".
+
+    The wait sleeps on a pidfd where the kernel has them, so an exit wakes it at
+    once; the cancel flag and the deadline are looked at every ``POLL_S``.
+    """
     deadline = time.monotonic() + timeout_s
-    while True:
+    pidfd = _pidfd(proc)
+    try:
+        while True:
+            wait_s = min(POLL_S, max(deadline - time.monotonic(), 0))
+            if _exited(proc, pidfd, wait_s):
+                return ""
+            if cancelled():
+                return "cancelled"
+            if time.monotonic() >= deadline:
+                return "timeout"
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _pidfd(proc: subprocess.Popen) -> int | None:
+    """Return a pidfd for the process, or None (no pidfds here, or already reaped)."""
+    try:
+        return os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _exited(proc: subprocess.Popen, pidfd: int | None, wait_s: float) -> bool:
+    """Wait up to ``wait_s`` for the exit; reap the process and return True on it."""
+    if proc.returncode is not None:
+        return True
+    if pidfd is None:
         try:
-            proc.wait(POLL_S)
-            return ""
+            proc.wait(wait_s)
         except subprocess.TimeoutExpired:
-            pass
-        if cancelled():
-            return "cancelled"
-        if time.monotonic() >= deadline:
-            return "timeout"
+            return False
+        return True
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    if not poller.poll(wait_s * 1000):
+        return False
+    proc.wait()
+    return True
 
 
 def _drain(proc: subprocess.Popen, capture: _Capture) -> None:
