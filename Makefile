@@ -44,12 +44,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# Every figure of bench/ beside its target, with the machine's load;
+# `make bench QUICK=1` is a pass of about two minutes.
 bench: $(STAMP)
-	$(VENV)/bin/python bench/ggs.py
-	$(VENV)/bin/python bench/memory.py
-	$(VENV)/bin/python bench/pipeline.py
-	$(VENV)/bin/python bench/fairness.py
-	$(VENV)/bin/python bench/sandbox.py
+	$(VENV)/bin/python bench/report.py $(if $(QUICK),--quick)
 
 # The local LLM (GGUF weights and llama-server), cached outside the checkout.
 model:

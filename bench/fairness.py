@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import report  # noqa: E402
 from bench.pipeline import setup_django, submit_and_wait, wait_done  # noqa: E402
 from devtools import launcher  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
@@ -47,6 +48,7 @@ def measure(opts) -> None:
     from artoo_web import runs
     from artoo_web.models import Run
 
+    load = report.Load()
     users = get_user_model().objects
     a, b = users.create_user("bench-a"), users.create_user("bench-b")
     submit_and_wait(b, "echo warm")
@@ -62,6 +64,7 @@ def measure(opts) -> None:
         f"({loaded - idle:+.2f} s; target ≤ 2 s); {still} of A's runs still "
         f"active when B's ended (slots {opts.slots}, {opts.concurrency} threads)"
     )
+    report.figure("fairness.B's added wait", loaded - idle, 2, "≤", "s", load)
     for run in Run.objects.filter(id__in=long_runs, finished_at__isnull=True):
         runs.cancel(run)
     wait_done(long_runs, 60)

@@ -8,7 +8,8 @@ days with the GGS quantization matrix, then prints:
 
 - write throughput (Megrams/s, in atomic batches of 10,000);
 - ``query_mk`` median and p99 for a pair of N/P Megrams;
-- the wall time of one Dreamer pass (with a trivial distil function).
+- the wall time of one Dreamer pass (with a trivial distil function; its
+  target, 20 s at 1,000,000 Megrams, is scaled to N).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import report  # noqa: E402
 from memory import MegramStore  # noqa: E402
 from roles.contracts import Megram  # noqa: E402
 
@@ -100,6 +102,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.megrams < 1 or not 1 <= args.pairs <= args.megrams:
         parser.error("need megrams >= 1 and 1 <= pairs <= megrams")
+    load = report.Load()
     rng = random.Random(7)
     now = datetime(2025, 6, 1, tzinfo=UTC)
     root = tempfile.mkdtemp(prefix="artoo-bench-memory-")
@@ -108,7 +111,7 @@ def main(argv=None):
             spent = fill(store, args.megrams, args.pairs, now, rng)
             samples = time_queries(store, args.pairs, now, rng)
             t0 = time.perf_counter()
-            report = store.dream(now=now, distil=distil)
+            dreamt = store.dream(now=now, distil=distil)
             dream_s = time.perf_counter() - t0
             total = store.summary().total
     finally:
@@ -121,9 +124,22 @@ def main(argv=None):
         f"query_mk ({per_pair} Megrams/pair): median "
         f"{statistics.median(samples):.3f} ms, p99 {p99:.3f} ms"
     )
+    scale = args.megrams / 1_000_000
+    at = f"{args.megrams:,}"
+    rate = args.megrams / spent
+    report.figure(f"memory.writes at {at}", rate, 50_000, "≥", "/s", load)
+    report.figure(
+        f"memory.query_mk median at {at}",
+        statistics.median(samples),
+        1.0,
+        "≤",
+        "ms",
+        load,
+    )
+    report.figure(f"memory.dream at {at}", dream_s, 20 * scale, "≤", "s", load)
     print(
-        f"dream pass: {dream_s:.2f} s (deleted {report.deleted:,}, "
-        f"demoted {report.demoted:,}, promoted {report.promoted:,}; "
+        f"dream pass: {dream_s:.2f} s (deleted {dreamt.deleted:,}, "
+        f"demoted {dreamt.demoted:,}, promoted {dreamt.promoted:,}; "
         f"{total:,} Megrams left)"
     )
 

@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import report  # noqa: E402
 from devtools import launcher  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
 
@@ -60,17 +61,20 @@ def submit_and_wait(user, text: str, timeout: float = 120) -> float:
 
 
 def overhead(user, runs: int) -> None:
+    load = report.Load()
     submit_and_wait(user, "echo warm")
     times = sorted(submit_and_wait(user, "echo hi") for _ in range(runs))
     median = statistics.median(times) * 1000
     p90 = times[int(len(times) * 0.9) - 1] * 1000
     print(
         f"one-subtask run, offline model at 0 ms: median {median:.0f} ms, "
-        f"p90 {p90:.0f} ms over {runs} runs (target ≤ 100 ms median)"
+        f"p90 {p90:.0f} ms over {runs} runs (target ≤ 50 ms median)"
     )
+    report.figure("pipeline.one-subtask median", median, 50, "≤", "ms", load)
 
 
 def parallel(user) -> None:
+    load = report.Load()
     submit_and_wait(user, "echo warm")
     one = submit_and_wait(user, "echo a")
     eight = submit_and_wait(
@@ -80,6 +84,7 @@ def parallel(user) -> None:
         f"8 parallel subtasks vs 1 at 1000 ms latency: {eight:.2f} s vs {one:.2f} s, "
         f"ratio {eight / one:.2f} (target ≤ 1.25)"
     )
+    report.figure("pipeline.8 parallel / 1", eight / one, 1.25, "≤", "×", load)
 
 
 def drained(messages, timeout: float) -> dict[str, int]:
@@ -101,6 +106,7 @@ def throughput(user, seconds: float, inflight: int) -> None:
     from artoo_web import runs
     from artoo_web.models import BusMessage, Run
 
+    load = report.Load()
     started, submitted, finished = time.monotonic(), [], {}
     window_start = timezone.now()
     while time.monotonic() - started < seconds:
@@ -122,6 +128,10 @@ def throughput(user, seconds: float, inflight: int) -> None:
         f"undelivered after draining: {undelivered or 0}) "
         "(target ≥ 20 runs/s, nothing lost)"
     )
+    rate = done_in_window / elapsed
+    report.figure("pipeline.throughput", rate, 20, "≥", "runs/s", load)
+    lost = lost_runs + sum(undelivered.values())
+    report.figure("pipeline.lost (runs, messages)", lost, 0, "=", "", load)
 
 
 def main() -> None:

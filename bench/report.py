@@ -2,13 +2,13 @@
 
 Each bench prints its figures through ``figure``:
 
-    figure  pipeline.throughput   7.6 runs/s  target ≥ 20  ratio 0.38 MISSED
-            (load 1.90→2.40, 2 cores)     [on one line]
+    figure  pipeline.throughput  7.6 runs/s  target ≥ 20  ratio 0.38 MISSED
+        (load 1.90→2.40, 2 cores)
 
-``ratio`` is value / target; a ``≤`` target is met at a ratio of 1 or less, a
-``≥`` target at 1 or more. The load is the 1-minute load average when the
-figure's measurement started and ended, beside the machine's core count, so a
-slow figure from a busy machine reads as such.
+(on one line). ``ratio`` is value / target; a ``≤`` target is met at a ratio
+of 1 or less, a ``≥`` target at 1 or more. The load is the 1-minute load
+average when the figure's measurement started and ended, beside the machine's
+core count, so a slow figure from a busy machine reads as such.
 
     python bench/report.py [--quick]
 
@@ -44,14 +44,30 @@ class Load:
 
 
 def figure(
-    name: str, value: float, target: float, op: str, unit: str, load: Load
+    name: str,
+    value: float,
+    target: float | None,
+    op: str,
+    unit: str,
+    load: Load,
 ) -> None:
-    """Print one figure as a ratio to its target (``op`` is ``≤`` or ``≥``)."""
-    ratio = value / target if target else float("inf")
-    met = ratio <= 1 if op == "≤" else ratio >= 1
+    """Print one figure as a ratio to its target (``op`` is ``≤`` or ``≥``).
+
+    A target of 0 (nothing lost) is met by 0 and has no ratio; a figure with no
+    target (None) is printed beside the others for the record.
+    """
+    if target is None:
+        verdict = f"{'no target':<21}{'':<13}"
+    else:
+        if target:
+            ratio = value / target
+            met = ratio <= 1 if op == "≤" else ratio >= 1
+        else:
+            ratio, met = float("nan"), value == 0
+        outcome = "met" if met else "MISSED"
+        verdict = f"target {op} {target:<10g} ratio {ratio:5.2f} {outcome:<6}"
     print(
-        f"{MARK}{name:<34} {value:>10.4g} {unit:<8} target {op} {target:<8g} "
-        f"ratio {ratio:5.2f} {'met' if met else 'MISSED':<6} {load.note()}",
+        f"{MARK}{name:<36} {value:>10.4g} {unit:<8} {verdict} {load.note()}",
         flush=True,
     )
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import report  # noqa: E402
 from roles.tools import Toolbox  # noqa: E402
 from roles.tools.sandbox import Sandbox, SandboxPolicy, remove_tree  # noqa: E402
 from roles.tools.shell import run_shell  # noqa: E402
@@ -46,6 +47,7 @@ def main() -> int:
     runs = parser.parse_args().runs
     base = Path(tempfile.mkdtemp(prefix="artoo-bench-", dir="/var/tmp"))
     try:
+        measured = report.Load()
         workspace = base / "ws"
         workspace.mkdir()
         policy = SandboxPolicy(state_dir=base / "state")
@@ -65,6 +67,8 @@ def main() -> int:
         overhead = statistics.median(boxed) - statistics.median(plain)
         print(f"{'added by the sandbox (median)':<34} {overhead:7.1f} ms")
         print(line("write 100 files, sandboxed", files))
+        median = statistics.median(boxed)
+        report.figure("sandbox.echo median", median, TARGET_MS, "≤", "ms", measured)
     finally:
         remove_tree(base)
     return 0

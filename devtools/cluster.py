@@ -132,7 +132,9 @@ class Cluster:
         self.redis_proc = launcher.ensure_redis(
             self.env, self.data_dir, for_tests=False
         )
-        self.manage("migrate", "--no-input", "-v", "0")
+        self.manage(
+            "migrate", "--no-input", "-v", "0", timeout=max(120, self.ready_timeout)
+        )
         for name in self.names:
             self.start_process(name)
         self.wait_ready(self.ready_timeout)

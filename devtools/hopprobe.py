@@ -3,11 +3,13 @@
     celery -A devtools.hopprobe worker ...    # with ARTOO_HOPS_FILE=<path>
 
 A worker started with this app instead of ``artoo_web`` runs the same tasks and
-appends one JSON line per task to ``ARTOO_HOPS_FILE``:
+appends one JSON line per task to ``ARTOO_HOPS_FILE``, and one per task any
+process with this module enqueues (``{"sent": <task id>, "at": <time>}``):
 
-    {"task": "artoo_web.tasks.deliver", "args": [42], "retval": "delivered",
-     "started": 1764142800.12, "wall_ms": 3.1, "cpu_ms": 2.7, "queries": 9,
-     "transactions": 2, "connects": 1, "redis_commands": 6, "redis_round_trips": 5,
+    {"task": "artoo_web.tasks.deliver", "id": "6f1…", "args": [42],
+     "retval": "delivered", "started": 1764142800.12, "wall_ms": 3.1,
+     "cpu_ms": 2.7, "queries": 9, "transactions": 2, "connects": 1,
+     "redis_commands": 6, "redis_round_trips": 5,
      "enqueued": ["artoo_web.tasks.deliver"], "threads": 1}
 
 Counting is per thread (the workers use the threads pool), so a task is charged
@@ -17,12 +19,17 @@ only with what its own thread did: its SQL statements (Django's
 Redis commands and round trips (a pipeline is one round trip), the Celery tasks
 it enqueued (``before_task_publish``) and the threads it started. ``Probe`` counts
 the same around any block of code in the calling process.
+
+With ``ARTOO_HOPS_CPROFILE=<dir>`` each task also runs under cProfile, and each
+worker process keeps the sum of its tasks' profiles in ``<dir>/<pid>.prof``.
 """
 
 from __future__ import annotations
 
+import cProfile
 import json
 import os
+import pstats
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -136,40 +143,66 @@ def install() -> None:
     _patch(threading.Thread, "start", _thread)
 
 
-_probes: dict[str, tuple[Probe, float]] = {}
+_probes: dict[str, tuple[Probe, float, cProfile.Profile | None]] = {}
+_profiles: dict[str, pstats.Stats] = {}
 
 
 @signals.before_task_publish.connect
-def _on_publish(sender=None, **kwargs) -> None:
+def _on_publish(sender=None, headers=None, **kwargs) -> None:
     counts = _active()
     if counts is not None:
         counts.enqueued.append(sender)
+    task_id = (headers or {}).get("id")
+    if task_id:
+        _write({"sent": task_id, "at": time.time()})
+
+
+def _keep_profile(profile: cProfile.Profile) -> None:
+    path = os.path.join(os.environ["ARTOO_HOPS_CPROFILE"], f"{os.getpid()}.prof")
+    with _write_lock:
+        if path in _profiles:
+            _profiles[path].add(profile)
+        else:
+            _profiles[path] = pstats.Stats(profile)
+        _profiles[path].dump_stats(path)
+
+
+def _write(record: dict) -> None:
+    path = os.environ.get("ARTOO_HOPS_FILE")
+    if path:
+        with _write_lock, open(path, "a") as fh:
+            fh.write(json.dumps(record) + "\n")
 
 
 @signals.task_prerun.connect
 def _on_prerun(task_id=None, **kwargs) -> None:
     probe = Probe()
-    _probes[task_id] = (probe, time.time())
+    profile = cProfile.Profile() if os.environ.get("ARTOO_HOPS_CPROFILE") else None
+    _probes[task_id] = (probe, time.time(), profile)
     probe.__enter__()
+    if profile is not None:
+        profile.enable()
 
 
 @signals.task_postrun.connect
 def _on_postrun(task_id=None, task=None, args=None, retval=None, **kwargs) -> None:
     entry = _probes.pop(task_id, None)
-    path = os.environ.get("ARTOO_HOPS_FILE")
-    if entry is None or not path:
+    if entry is None:
         return
-    probe, started = entry
+    probe, started, profile = entry
     probe.__exit__(None, None, None)
+    if profile is not None:
+        profile.disable()
+        _keep_profile(profile)
     record = {
         "task": task.name,
+        "id": task_id,
         "args": list(args or []),
         "retval": retval if isinstance(retval, str | int | None) else repr(retval),
         "started": started,
         **asdict(probe.counts),
     }
-    with _write_lock, open(path, "a") as fh:
-        fh.write(json.dumps(record) + "\n")
+    _write(record)
 
 
 install()
