@@ -21,7 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import report  # noqa: E402
-from bench.pipeline import setup_django, submit_and_wait, wait_done  # noqa: E402
+from bench.pipeline import (  # noqa: E402
+    READY_TIMEOUT_S,
+    setup_django,
+    submit_and_wait,
+    wait_done,
+)
 from devtools import launcher  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
 
@@ -91,6 +96,7 @@ def main() -> None:
                 processes=("pipeline", "memory"),
                 env=env,
                 concurrency=opts.concurrency,
+                ready_timeout=READY_TIMEOUT_S,
             ) as cluster:
                 setup_django(cluster.env)
                 measure(opts)

@@ -11,7 +11,7 @@ SQL statements, database transactions, connections opened, Redis commands (and
 round trips), Celery tasks enqueued and threads started; then the total per
 run. Hops marked ``*`` start after the FinalResult was stored: off the user's
 critical path. ``--cprofile`` adds the functions where the handlers' threads
-spent their time.
+spent their CPU time.
 """
 
 from __future__ import annotations
@@ -172,14 +172,14 @@ def print_table(order: list[str], figures: dict, runs: int) -> None:
 
 
 def print_cprofile(data: Path, runs: int) -> None:
-    """Print where the workers' task threads spent their time (own time first)."""
+    """Print where the workers' task threads spent CPU time (own time first)."""
     import pstats
 
     files = [str(p) for p in data.glob("*.prof")]
     if not files:
         return
     stats = pstats.Stats(*files)
-    print(f"cProfile of the workers' tasks over {runs} runs (and the warm-up):")
+    print(f"CPU profile of the workers' tasks over {runs} runs (and the warm-up):")
     stats.sort_stats("tottime").print_stats(25)
     stats.sort_stats("cumulative").print_stats(40)
 

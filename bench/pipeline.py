@@ -26,6 +26,8 @@ from devtools import launcher  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
 
 POLL_S = 0.005
+# A machine busy with a model starts the cluster slowly; the figures say so.
+READY_TIMEOUT_S = 600
 
 
 def setup_django(env: dict) -> None:
@@ -151,7 +153,12 @@ def main() -> None:
             "ARTOO_USER_RUNS_PER_MINUTE": "0",
         }
         try:
-            with Cluster(data, processes=("pipeline", "memory"), env=env) as cluster:
+            with Cluster(
+                data,
+                processes=("pipeline", "memory"),
+                env=env,
+                ready_timeout=READY_TIMEOUT_S,
+            ) as cluster:
                 setup_django(cluster.env)
                 from django.contrib.auth import get_user_model
 
@@ -159,7 +166,12 @@ def main() -> None:
                 overhead(user, opts.runs)
                 throughput(user, opts.seconds, opts.inflight)
             slow = {**env, "ARTOO_OFFLINE_LATENCY_MS": "1000"}
-            with Cluster(data, processes=("pipeline", "memory"), env=slow):
+            with Cluster(
+                data,
+                processes=("pipeline", "memory"),
+                env=slow,
+                ready_timeout=READY_TIMEOUT_S,
+            ):
                 parallel(user)
         finally:
             launcher.stop(redis_proc)
