@@ -50,6 +50,8 @@ ERROR_LINE = re.compile(
 )
 # A command that counts lines or matches, whatever it counts.
 COUNTER = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b")
+# A command that lists files or lines: printing nothing, it found nothing.
+LISTER = re.compile(r"\b(?:find|grep|rg|ls)\b")
 # A number standing on its own: not a digit run inside a path, a name or a date.
 # A grouped number (10,000) is one number.
 NUMBER = re.compile(
@@ -130,14 +132,19 @@ def asks_for_count(*texts: str) -> bool:
 
 
 def shows_nothing(entries: Iterable[str]) -> bool:
-    """Return True when some tool call listed nothing: it printed no line at
-    all (``find`` or ``grep`` without a match) or a glob matched no file."""
+    """Return True when some listing found nothing: a ``find``, ``grep`` or
+    ``ls`` that printed no line at all, or a glob that matched no file. A
+    command that prints nothing anyway (``cd``, ``mkdir``) shows nothing of it.
+    """
     for entry in entries:
         call = parse_evidence(entry)
         if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
             continue
         body = split_exit_code(call.output)[1].strip()
-        if not body or body.startswith("(no files matched"):
+        if call.tool == "glob" and body.startswith("(no files matched"):
+            return True
+        command = str(call.args.get("command") or "") if call.tool == "shell" else ""
+        if not body and LISTER.search(command) and not COUNTER.search(command):
             return True
     return False
 

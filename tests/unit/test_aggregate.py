@@ -197,6 +197,8 @@ def test_a_count_of_0_needs_a_listing_that_shows_nothing_is_there():
     )
     assert judged("Count the lines with ERROR in app.log", "0", grep)
     assert judged("Count the lines with ERROR in app.log", "7", grep)
+    quiet = format_evidence("shell", {"command": "mkdir -p out"}, "[exit code 0]\n")
+    assert judged("How many Python files are there under project?", "0", ls, quiet)
 
 
 def test_a_line_count_is_not_a_sum():
