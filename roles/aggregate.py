@@ -76,12 +76,12 @@ def states_a_result(claim: str) -> bool:
 
 def computed(value: str, entries: Iterable[str]) -> bool:
     """Return True when some tool output without an error line ends in ``value``."""
-    return any(not error for error in _printed(value, entries))
+    return any(not error for _, error in _printers(value, entries))
 
 
 def computing_error(value: str, entries: Iterable[str]) -> str:
     """Return the error line of a tool output that ends in ``value``, else ""."""
-    return next((error for error in _printed(value, entries) if error), "")
+    return next((error for _, error in _printers(value, entries) if error), "")
 
 
 def only_counted(value: str, entries: Iterable[str]) -> bool:
@@ -89,13 +89,6 @@ def only_counted(value: str, entries: Iterable[str]) -> bool:
     counts lines or matches (``wc``, ``grep -c``): a count, never a sum."""
     commands = [command for command, _ in _printers(value, entries)]
     return bool(commands) and all(COUNTER.search(c) for c in commands)
-
-
-def _printed(value: str, entries: Iterable[str]) -> Iterable[str]:
-    """Yield, for each tool output whose last number is ``value``, its first
-    error line ("" when it reports none)."""
-    for _, error in _printers(value, entries):
-        yield error
 
 
 def _printers(value: str, entries: Iterable[str]) -> Iterable[tuple[str, str]]:
