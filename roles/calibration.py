@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from roles.contracts import Megram, MemoryRecall, PlanDirective
 from roles.memory_contracts import TargetSignal
+from roles.toolclass import describe
 
 MAX_MEMORY_ENTRIES = 10
 MAX_AVOID_LINES = 5
@@ -114,7 +115,7 @@ def calibrate(
             f"Do not use this specific query/command/path again: {t}"
             for t in directive.blocked_targets
         ]
-        tools = [f"Do not use tool: {t}" for t in directive.blocked_tools]
+        tools = [f"Do not use tool: {describe(t)}" for t in directive.blocked_tools]
         out.add("must_not", BLOCKED_TARGETS, targets)
         out.add("must_not", BLOCKED_TOOLS, tools)
     injected: list[str] = []

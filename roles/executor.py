@@ -26,6 +26,7 @@ from roles.executor_review import reviewer
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.llm import LLMCancelled, LLMError, Usage
 from roles.offline import OfflineModel
+from roles.toolclass import describe
 from roles.toolloop import ToolError, ToolPaused, run_tool_loop
 from roles.tools import Toolbox, ToolRecord, head_tail
 
@@ -272,7 +273,7 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """Return the executor's system and user messages for one attempt."""
     names = ", ".join(s.name for s in toolbox.specs()) or "none"
-    blocked = sorted(toolbox.blocked_tools)
+    blocked = [describe(t) for t in sorted(toolbox.blocked_tools)]
     note = f" Blocked by GGS (do not try): {', '.join(blocked)}." if blocked else ""
     system = SYSTEM_PROMPT.format(
         workspace=toolbox.workspace, tools=names, blocked=note, max_turns=max_turns

@@ -35,6 +35,7 @@ from roles.evidence import (
     split_exit_code,
 )
 from roles.loss import GGSConfig
+from roles.toolclass import tool_classes
 from roles.wording import plain
 
 FailingCall = tuple[SubTaskOutcome, ToolCall]
@@ -72,11 +73,12 @@ def blocked_tools(
     break_symmetry, and change_approach while the loss worsens, block every tool of
     the failing subtasks; change_approach while the loss improves blocks only the
     tools whose calls failed (a subtask's last call when none reported an error).
+    A shell call blocks the programs it ran, not the shell (``roles.toolclass``).
     """
     if rnd.directive == "break_symmetry" or (
         rnd.directive == "change_approach" and rnd.is_worsening(config)
     ):
-        return dedupe(call.tool for _, call in failing)
+        return dedupe(_classes(call for _, call in failing))
     if rnd.directive != "change_approach":
         return []
     by_outcome: dict[str, list[ToolCall]] = {}
@@ -84,8 +86,12 @@ def blocked_tools(
         by_outcome.setdefault(outcome.subtask_id, []).append(call)
     tools = []
     for calls in by_outcome.values():
-        tools += [c.tool for c in calls if is_failed_result(c)] or [calls[-1].tool]
+        tools += _classes([c for c in calls if is_failed_result(c)] or [calls[-1]])
     return dedupe(tools)
+
+
+def _classes(calls: Iterable[ToolCall]) -> list[str]:
+    return [name for call in calls for name in tool_classes(call.tool, call.args)]
 
 
 def is_failed_result(call: ToolCall) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from roles.contracts import Criterion, PlanDirective, SubTask, SubTaskOutcome, TaskSpec
 from roles.perceiver_rules import derive_task_id, is_greeting, is_identity_question
+from roles.toolclass import blocked_program
 
 OFFLINE_GREETING = (
     "Hello! No language model is configured, so artoo runs the offline model: "
@@ -152,6 +153,7 @@ def _lines_to_replan(
         line.command
         for line in chosen
         if is_blocked_target(line.command, directive.blocked_targets)
+        or blocked_program(line.command, directive.blocked_tools)
     ]
     if len(blocked) == len(chosen):
         raise OfflinePlanError(

@@ -37,6 +37,7 @@ _GIT_OPTIONS_WITH_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _HARMLESS_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PROGRAM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _SIMPLE = {
     "rm": "rm deletes files permanently",
     "rmdir": "rmdir removes directories permanently",
@@ -58,6 +59,22 @@ def check_shell(
         if reason:
             return reason
     return _check_redirections(command, exists, cwd)
+
+
+def programs(command: str) -> list[str]:
+    """Return the programs ``command`` runs, in order, once each.
+
+    Each simple command of a list, a pipeline or a substitution counts, after
+    wrappers such as ``sudo`` or ``env`` and variable assignments; ``bash -c``
+    is one program, not a look inside its script.
+    """
+    names: list[str] = []
+    for fragment in _fragments(command):
+        words = _strip_prefixes(_words(fragment))
+        name = _program(words[0]) if words else ""
+        if _PROGRAM_NAME.match(name) and name not in names:
+            names.append(name)
+    return names
 
 
 def check_write(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from roles.llm import ToolSpec
+from roles.toolclass import SHELL, blocked_program
 from roles.toolloop import ToolError
 
 TARGET_KEYS = ("query", "command", "path", "url")
@@ -79,6 +80,13 @@ def refuse(
     for key in schema["required"]:
         if not isinstance(args.get(key), str):
             raise ToolError(f"{name} needs a string argument {key!r}")
+    if name == SHELL:
+        program = blocked_program(args["command"], blocked_tools)
+        if program:
+            raise ToolError(
+                f"blocked by GGS: the program {program!r} failed in an earlier "
+                "round — get this with another program or tool"
+            )
     for key in TARGET_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip() in blocked_targets:

@@ -110,11 +110,13 @@ def test_memory_entries_are_capped_at_ten():
 def test_must_not_is_memory_avoid_plus_blocked_tools_and_targets():
     sops = [megram("Never parse ls output.", level="C", sigma=-1.0)]
     result = calibrate(
-        recall(sops=sops), directive(tools=["shell"], targets=["ls /missing"])
+        recall(sops=sops),
+        directive(tools=["glob", "shell:wc"], targets=["ls /missing"]),
     )
     assert result.must_not == [
         "Do not use this specific query/command/path again: ls /missing",
-        "Do not use tool: shell",
+        "Do not use tool: glob",
+        "Do not use tool: wc (in the shell)",
         "Never parse ls output.",
     ]
     text = result.text

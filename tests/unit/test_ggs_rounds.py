@@ -201,8 +201,17 @@ def test_break_symmetry_blocks_every_tool_of_failing_subtasks():
     out = step(GGSState(), replan(failed("a", "logical", calls=calls))).output
 
     assert out.directive == "break_symmetry"
-    assert out.blocked_tools == ["glob", "shell"]
+    assert out.blocked_tools == ["glob", "shell:pandoc"]
     assert out.blocked_targets == []
+
+
+def test_break_symmetry_blocks_the_programs_a_shell_call_ran_not_the_shell():
+    calls = [shell("cd data && wc -l a.csv | tail -1", "[exit code 0]\n41 a.csv")]
+
+    out = step(GGSState(), replan(failed("a", "logical", calls=calls))).output
+
+    assert out.directive == "break_symmetry"
+    assert out.blocked_tools == ["shell:wc", "shell:tail"]
 
 
 def test_change_approach_while_improving_blocks_only_tools_whose_calls_failed():
@@ -217,7 +226,7 @@ def test_change_approach_while_improving_blocks_only_tools_whose_calls_failed():
 
     out = rounds[1].output
     assert out.directive == "change_approach" and out.grad_l < 0
-    assert out.blocked_tools == ["shell"]
+    assert out.blocked_tools == ["shell:pandoc"]
 
 
 def test_change_approach_without_error_output_blocks_the_last_tool_called():
@@ -249,7 +258,7 @@ def test_change_approach_while_worsening_blocks_every_tool_of_failing_subtasks()
 
     out = rounds[1].output
     assert out.directive == "change_approach" and out.grad_l > 0
-    assert out.blocked_tools == ["glob", "shell"]
+    assert out.blocked_tools == ["glob", "shell:pandoc"]
     assert out.blocked_targets == []
 
 

@@ -154,6 +154,17 @@ def test_replan_with_every_failed_line_blocked_has_no_alternative():
     assert "ls /missing" in result.error
 
 
+def test_replan_with_the_program_of_every_failed_line_blocked_has_none():
+    previous = [outcome("1", "cd /srv && grep -c x log", status="failed")]
+    result = offline_plan(
+        "cd /srv && grep -c x log",
+        directive=directive(tools=["shell:grep", "shell:ls"]),
+        previous_outcomes=previous,
+    )
+    assert result.error.startswith(NO_ALTERNATIVE)
+    assert "cd /srv && grep -c x log" in result.error
+
+
 def test_replan_keeps_failed_lines_when_only_some_are_blocked():
     previous = [
         outcome("1", "ls /missing", status="failed"),

@@ -44,6 +44,18 @@ def test_a_blocked_tool_is_removed_from_specs_and_refused(tmp_path):
     assert not (tmp_path / "ran").exists()
 
 
+def test_a_blocked_program_is_refused_while_the_shell_stays(tmp_path):
+    toolbox = Toolbox(tmp_path, blocked_tools=["shell:wc"])
+    assert "shell" in [s.name for s in toolbox.specs()]
+    with pytest.raises(ToolError, match="the program 'wc' failed in an earlier round"):
+        toolbox.call("shell", {"command": "touch ran; wc -l ran"})
+    assert not (tmp_path / "ran").exists()
+    result = toolbox.call(
+        "shell", {"command": "printf 'a\\nb\\n' | awk 'END {print NR}'"}
+    )
+    assert result.split("\n")[:2] == ["[exit code 0]", "2"]
+
+
 def test_a_blocked_target_is_refused_naming_the_target(tmp_path):
     toolbox = Toolbox(tmp_path, blocked_targets=["touch ran", "notes.txt"])
     with pytest.raises(ToolError) as err:

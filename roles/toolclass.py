@@ -1,0 +1,47 @@
+"""Tool classes: what a GGS MUST NOT blocks.
+
+break_symmetry and a worsening change_approach block the tools of the failing
+subtasks and demand a novel tool class (spec v0.8, Dynamic MUST NOT Injection).
+The shell is not one class: counting with ``wc`` and summing with ``awk`` are
+different approaches run through the same tool, and blocking the whole shell
+leaves a task that only a command can finish (a sum over a CSV, running a
+script) with no way to finish. So the classes of a shell call are the programs
+it ran, blocked as ``shell:<program>``, and the shell stays open to every other
+program. Commands that only move around or set state (``cd``, ``export``) are
+nobody's approach and are never blocked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from roles.safety import programs
+
+SHELL = "shell"
+PREFIX = "shell:"
+NEUTRAL = frozenset({"cd", "pwd", "export", "set", "unset", "true", "false", "exit"})
+
+
+def tool_classes(tool: str, args: Mapping[str, Any]) -> list[str]:
+    """Return the classes one call used: ``shell:<program>`` per program of a
+    shell command (none for a command of neutral programs), else the tool."""
+    command = args.get("command") if isinstance(args, Mapping) else None
+    if tool != SHELL or not isinstance(command, str):
+        return [tool]
+    return [PREFIX + name for name in programs(command) if name not in NEUTRAL]
+
+
+def blocked_program(command: str, blocked: Iterable[str]) -> str:
+    """Return the first program of ``command`` that ``blocked`` holds, or ""."""
+    names = {b[len(PREFIX) :] for b in blocked if b.startswith(PREFIX)}
+    if not names:
+        return ""
+    return next((name for name in programs(command) if name in names), "")
+
+
+def describe(blocked: str) -> str:
+    """Return a blocked class as a reader says it: ``wc (in the shell)``."""
+    if blocked.startswith(PREFIX):
+        return f"{blocked[len(PREFIX) :]} (in the shell)"
+    return blocked

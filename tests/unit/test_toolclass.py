@@ -1,0 +1,43 @@
+"""Tool classes: a shell call blocks the programs it ran, not the shell."""
+
+from __future__ import annotations
+
+import pytest
+
+from roles.safety import programs
+from roles.toolclass import blocked_program, describe, tool_classes
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("wc -l data.csv", ["wc"]),
+        ("cat data.csv | awk -F, '{s+=$2} END {print s}'", ["cat", "awk"]),
+        ("cd project && find . -name '*.py' | wc -l", ["cd", "find", "wc"]),
+        ("sudo -u bob /usr/bin/python3 x.py; python3 y.py", ["python3"]),
+        ("LC_ALL=C sort names.txt | uniq -c", ["sort", "uniq"]),
+        ('echo "$(ls src)"', ["echo", "ls"]),
+        ("", []),
+    ],
+)
+def test_programs_lists_each_program_a_command_runs_once(command, expected):
+    assert programs(command) == expected
+
+
+def test_a_shell_call_is_classed_by_its_programs_without_neutral_ones():
+    assert tool_classes("shell", {"command": "cd data && wc -l a.csv"}) == ["shell:wc"]
+    assert tool_classes("shell", {"command": "cd /missing"}) == []
+    assert tool_classes("read_file", {"path": "a.csv"}) == ["read_file"]
+    assert tool_classes("shell", {}) == ["shell"]
+
+
+def test_blocked_program_names_the_first_blocked_program_of_a_command():
+    blocked = ["glob", "shell:wc"]
+    assert blocked_program("grep -c x a.txt | wc -l", blocked) == "wc"
+    assert blocked_program("awk 'END {print NR}' a.txt", blocked) == ""
+    assert blocked_program("wc -l a.txt", ["shell"]) == ""
+
+
+def test_describe_says_where_a_program_is_blocked():
+    assert describe("shell:wc") == "wc (in the shell)"
+    assert describe("glob") == "glob"
