@@ -222,6 +222,7 @@ def record_usage(run: Run, role: str, usage, kind: str = "llm_call") -> None:
                 "prompt_tokens": call.prompt_tokens,
                 "completion_tokens": call.completion_tokens,
                 "cached_tokens": call.cached_tokens,
+                "first_token_ms": call.first_token_ms,
                 "mode": call.mode,
                 "cost_usd": call.cost_usd,
                 "messages": [dict(m) for m in call.messages],

@@ -301,6 +301,7 @@ class LLMClient:
             cost_usd=self.settings.prices.cost(model, prompt, made),
             mode=mode,
             cached_tokens=cached if isinstance(cached, int) else 0,
+            first_token_ms=first_token_ms(completion, elapsed_ms),
         )
         return ChatReply(content, calls, choices[0].finish_reason, Usage((record,)))
 
@@ -339,3 +340,14 @@ def client_for(
         cancelled=cancelled,
         **kwargs,
     )
+
+
+def first_token_ms(completion: Any, elapsed_ms: float) -> int | None:
+    """Return the milliseconds until the first generated token of a call that
+    was not streamed: its whole time less the generation time the server
+    reports (llama.cpp's ``timings.predicted_ms``), else None."""
+    timings = getattr(completion, "timings", None)
+    generating = timings.get("predicted_ms") if isinstance(timings, dict) else None
+    if not isinstance(generating, int | float) or generating < 0:
+        return None
+    return max(0, round(elapsed_ms - generating))

@@ -49,6 +49,10 @@ class CallRecord:
     # "tools:json", "format:json_schema", "format:json_object" or "text".
     mode: str = "text"
     cached_tokens: int = 0
+    # Until the first token came back: the call's time less the server's own
+    # generation time (llama.cpp's ``timings.predicted_ms``); None when the
+    # endpoint does not say.
+    first_token_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,10 @@ class Step:
     malformed: bool = False
     usage: tuple[int, int] | None = None
     finish_reason: str | None = None
+    # As llama.cpp's server reports them: prompt tokens from its cache, and the
+    # milliseconds it spent generating (``timings.predicted_ms``).
+    cached_tokens: int | None = None
+    generation_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,8 @@ class ScriptedLLMServer:
         usage: tuple[int, int] | None = None,
         delay_s: float = 0.0,
         finish_reason: str | None = None,
+        cached_tokens: int | None = None,
+        generation_ms: float | None = None,
     ) -> None:
         """Queue one reply (content and/or tool calls) for ``role``."""
         self._enqueue(
@@ -158,6 +164,8 @@ class ScriptedLLMServer:
                 usage=usage,
                 delay_s=delay_s,
                 finish_reason=finish_reason,
+                cached_tokens=cached_tokens,
+                generation_ms=generation_ms,
             ),
         )
 
@@ -309,7 +317,7 @@ class ScriptedLLMServer:
             ]
         prompt, completion = step.usage or _estimate_usage(request, step)
         finish = step.finish_reason or ("tool_calls" if step.tool_calls else "stop")
-        return {
+        body: dict[str, Any] = {
             "id": f"chatcmpl-{number}",
             "object": "chat.completion",
             "created": 1_700_000_000 + number,
@@ -321,6 +329,12 @@ class ScriptedLLMServer:
                 "total_tokens": prompt + completion,
             },
         }
+        if step.cached_tokens is not None:
+            details = {"cached_tokens": step.cached_tokens}
+            body["usage"]["prompt_tokens_details"] = details
+        if step.generation_ms is not None:
+            body["timings"] = {"predicted_ms": step.generation_ms}
+        return body
 
 
 def _tool_call_json(call: ToolCallSpec, default_id: str) -> dict[str, Any]:

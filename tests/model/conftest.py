@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.modelcost import session_table
 from devtools.cluster import ROOT, Cluster
 from devtools.localmodel import CLUSTER_ENV, LocalModel, LocalModelMissing
 from tests.model.report import Row, table
@@ -79,6 +80,8 @@ def results(request, cluster):
     yield rows
     path = cluster.data_dir / "model-results.md"
     text = table(rows, f"artoo real-model tier, session {SESSION_ID}")
+    solved = {r.run_id for r in rows if r.solved}
+    text += "\n\n## Cost per role\n\n" + session_table(cluster.db_path, solved)
     path.write_text(text + "\n")
     emit(request.config, f"\n{text}\n\nThis table is in {path}\n")
     false = [f"{r.task} ({r.run_id})" for r in rows if r.false_accept]

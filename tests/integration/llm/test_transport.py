@@ -183,6 +183,21 @@ def test_usage_reports_tokens_time_messages_and_response(llm_server, sleeps):
     assert usage.cost_usd is None
 
 
+def test_cached_prompt_and_first_token_are_read_as_llama_cpp_reports_them(
+    llm_server, sleeps
+):
+    llm_server.reply(
+        "R5", "One rule.", usage=(120, 7), cached_tokens=100, generation_ms=2.0
+    )
+    llm_server.reply("R5", "Two rules.", usage=(120, 7))
+    with make_client(llm_server, sleeps, role="R5") as llm:
+        (first,) = llm.complete_text(HELLO)[1].calls
+        (second,) = llm.complete_text(HELLO)[1].calls
+    assert first.cached_tokens == 100
+    assert first.first_token_ms == max(0, first.elapsed_ms - 2)
+    assert (second.cached_tokens, second.first_token_ms) == (0, None)
+
+
 def test_price_table_turns_usage_into_cost(llm_server, sleeps):
     llm_server.reply("R1", "a", usage=(1_000, 500))
     llm_server.reply("R1", "b", usage=(3_000, 500))

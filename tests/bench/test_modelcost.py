@@ -1,0 +1,85 @@
+"""The real model's cost per role, from a session's trace records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from bench.modelcost import main, role_costs, session_table, solved_runs
+
+RESULTS = """# artoo real-model tier
+| task | kind | solved | false accept | directive | GGS path | rounds | prompt tok \
+| completion tok | wall s | run |
+|---|---|---|---|---|---|---|---|---|---|---|
+| count-lines | answer | yes | no | accept | - | 1 | 900 | 90 | 100 | run-a |
+| csv-sum | answer | no | no | abandon | - | 3 | 5000 | 400 | 900 | run-b |
+"""
+
+
+def session(tmp_path, calls):
+    """Write a session directory: a trace table and the results table."""
+    conn = sqlite3.connect(tmp_path / "db.sqlite3")
+    conn.execute(
+        "CREATE TABLE artoo_web_traceevent (role TEXT, run_id TEXT, kind TEXT, "
+        "data TEXT)"
+    )
+    for role, run, prompt, completion, cached, first in calls:
+        data = {"prompt_tokens": prompt, "completion_tokens": completion}
+        data |= {"cached_tokens": cached, "first_token_ms": first}
+        conn.execute(
+            "INSERT INTO artoo_web_traceevent VALUES (?, ?, 'llm_call', ?)",
+            (role, run.replace("-", ""), json.dumps(data)),
+        )
+    conn.execute(
+        "INSERT INTO artoo_web_traceevent VALUES ('R3', 'runa', 'tool_call', '{}')"
+    )
+    conn.commit()
+    conn.close()
+    (tmp_path / "model-results.md").write_text(RESULTS)
+    return tmp_path
+
+
+CALLS = [
+    ("R2", "run-a", 1000, 100, 400, 2000),
+    ("R1", "run-a", 300, 30, 0, 900),
+    ("R3", "run-a", 2000, 50, 1500, 3000),
+    ("R3", "run-b", 4000, 80, 1000, 5000),
+    ("R3", "run-b", 600, 20, 0, None),
+]
+
+
+def test_roles_are_costed_in_pipeline_order_with_solved_tasks_apart():
+    costs = role_costs(CALLS, {"run-a"})
+    assert [c.role for c in costs] == ["R1", "R2", "R3"]
+    r3 = costs[2]
+    assert (r3.calls, r3.prompt, r3.completion, r3.cached) == (3, 6600, 150, 2500)
+    assert r3.solved_prompt == 2000
+    assert r3.first_token == [3000, 5000]
+
+
+def test_the_table_gives_shares_medians_and_a_total_line(tmp_path):
+    text = session_table(session(tmp_path, CALLS) / "db.sqlite3", {"run-a"})
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines()[2:]}
+    assert rows["R3"] == ("| R3 | 3 | 6,600 | 150 | 2,000 | 38% | 4.0 s / 5.0 s |")
+    assert rows["all"].startswith("| all | 5 | 7,900 | 280 | 3,300 | 37% |")
+    assert "tool_call" not in text
+
+
+def test_a_session_without_timings_or_solved_tasks_says_so():
+    costs = role_costs([("R1", "x", 10, 1, 0, None)], set())
+    assert costs[0].row(0) == "| R1 | 1 | 10 | 1 | - | 0% | not reported |"
+
+
+def test_solved_runs_are_read_from_the_results_table(tmp_path):
+    path = tmp_path / "model-results.md"
+    path.write_text(RESULTS)
+    assert solved_runs(path) == {"run-a"}
+
+
+def test_main_prints_the_newest_session_or_says_there_is_none(tmp_path, capsys):
+    assert main([str(session(tmp_path, CALLS))]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"session {tmp_path.name}: 1 solved tasks")
+    assert "| R2 | 1 | 1,000 | 100 | 1,000 | 40% | 2.0 s / 2.0 s |" in out
+    assert main([str(tmp_path / "missing")]) == 2
+    assert "holds no db.sqlite3" in capsys.readouterr().out
