@@ -84,10 +84,17 @@ def project_detail(request: HttpRequest, project_id) -> HttpResponse:
 @require_POST
 def project_cancel(request: HttpRequest, project_id) -> HttpResponse:
     project = _visible(request, project_id)
+    notice = ""
     try:
         projects.cancel(project)
     except projects.Conflict as exc:
-        messages.error(request, str(exc))
+        notice = str(exc)
+    if request.htmx:
+        project.refresh_from_db()
+        context = {"project": project, **page_of(project), "notice": notice}
+        return render(request, f"{PAGE}#project-header", context)
+    if notice:
+        messages.error(request, notice)
     return redirect("project-detail", project_id=project.id)
 
 

@@ -281,3 +281,29 @@ def test_a_projects_messages_read_as_one_line_each():
     assert dashboard.summarise("RunReply", reply) == "t1-a1 ran: a.py"
     verdict = {"request_id": "r5", "verdict": {"passed": False, "feedback": "no a.py"}}
     assert dashboard.summarise("QAReply", verdict) == "failed: no a.py"
+
+
+def test_cancel_from_the_page_swaps_a_header_without_the_cancel_button(
+    client, auth, user
+):
+    from artoo_web import projectviews
+
+    project = Project.objects.get(id=create(client, auth, request="x").json()["id"])
+    client.force_login(user)
+    assert (
+        'id="cancel-project"' in projectviews.render_parts(project.id)["project-header"]
+    )
+    response = client.post(
+        f"/projects/{project.id}/cancel", headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 200
+    assert BusMessage.objects.filter(type="Cancel", project_id=project.id).exists()
+    Project.objects.filter(id=project.id).update(status="cancelled")
+    again = client.post(
+        f"/projects/{project.id}/cancel", headers={"HX-Request": "true"}
+    )
+    header = again.content.decode()
+    assert header.strip().startswith('<div id="project-header">')
+    assert "already cancelled" in header and 'id="cancel-project"' not in header
+    live = projectviews.render_parts(project.id)["project-header"]
+    assert 'id="cancel-project"' not in live
