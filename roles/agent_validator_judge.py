@@ -24,6 +24,7 @@ from roles.aggregate import (
     computing_error,
     empty_sum,
     is_number,
+    line_count_command,
     only_counted,
     shows_nothing,
     states_a_result,
@@ -144,7 +145,7 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
         named = ", ".join(repr(f) for f in facts[:5])
         shown = "which no tool output shows"
         if aggregate and any(is_number(f) for f in facts):
-            shown += f"; {COMPUTE}"
+            shown += f"; {_compute(request, result)}"
         return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
     claim = output_text(result.output)
     if not (aggregate and states_a_result(claim)):
@@ -191,8 +192,17 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     return (
         f"the claimed output states {named} as a total or count, but no tool computed "
         "it: a value read among others from a file or listing is data, not the "
-        f"answer; {COMPUTE}; {NO_EVIDENCE}"
+        f"answer; {_compute(request, result)}; {NO_EVIDENCE}"
     )
+
+
+def _compute(request: str, result: ExecutionResult) -> str:
+    command = line_count_command(request, result.tool_calls)
+    if command:
+        return (
+            f"call the shell tool with the command {command} and answer with its number"
+        )
+    return COMPUTE
 
 
 def _ask_model(subtask, result, criteria, rest, known, model, today) -> Judged:

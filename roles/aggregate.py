@@ -28,6 +28,7 @@ path that does not exist, prints a count of what was not there.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable
 
 from roles.evidence import parse_evidence, split_exit_code
@@ -52,6 +53,18 @@ ERROR_LINE = re.compile(
 COUNTER = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b")
 # A command that lists files or lines: printing nothing, it found nothing.
 LISTER = re.compile(r"\b(?:find|grep|rg|ls)\b")
+# "How many lines does FILE have", "count the lines of FILE": every line of a
+# file, not the lines that hold something ("lines that contain ERROR").
+ALL_LINES = re.compile(
+    r"\b(?:how many lines (?:does|do|has|have|are in|in|is in)"
+    r"|(?:count|number of) (?:the )?lines (?:of|in))\b",
+    re.IGNORECASE,
+)
+SOME_LINES = re.compile(
+    r"\b(?:contain\w*|match\w*|mention\w*|with|that|which|where|start\w*|end\w*"
+    r"|hold\w*|non-?empty|blank|empty|unique|distinct)\b",
+    re.IGNORECASE,
+)
 # A number standing on its own: not a digit run inside a path, a name or a date.
 # A grouped number (10,000) is one number.
 NUMBER = re.compile(
@@ -146,3 +159,21 @@ def empty_sum(claim: str) -> bool:
     """Return True when the numbers the claim states are all zero."""
     numbers = NUMBER.findall(claim)
     return bool(numbers) and all(float(n.replace(",", "")) == 0 for n in numbers)
+
+
+def line_count_command(request: str, entries: Iterable[str]) -> str:
+    """Return ``wc -l FILE`` when ``request`` asks how many lines a file has and
+    the attempt read exactly one file, FILE; else "".
+
+    A small model told to "run a command" after reading the file often reads it
+    again; the command itself, on the file it read, is what it needs to see.
+    """
+    if not ALL_LINES.search(request or "") or SOME_LINES.search(request or ""):
+        return ""
+    paths = []
+    for entry in entries:
+        call = parse_evidence(entry)
+        path = call.args.get("path") if call and call.tool == "read_file" else None
+        if isinstance(path, str) and path.strip() and path not in paths:
+            paths.append(path)
+    return f"wc -l {shlex.quote(paths[0])}" if len(paths) == 1 else ""

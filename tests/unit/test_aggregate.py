@@ -3,7 +3,7 @@
 import pytest
 
 from roles.agent_validator_judge import invented_facts
-from roles.aggregate import NUMBER, asks_for_aggregate, computed
+from roles.aggregate import NUMBER, asks_for_aggregate, computed, line_count_command
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 
@@ -211,3 +211,40 @@ def test_a_line_count_is_not_a_sum():
     )
     assert judged("How many lines does sales.csv have in total?", "41", wc) == ""
     assert judged("Sum the amount column of sales.csv", "2224", READ, AWK) == ""
+
+
+@pytest.mark.parametrize(
+    ("request_text", "command"),
+    [
+        ("How many lines does /srv/sales.csv have?", "wc -l /srv/sales.csv"),
+        ("Count the lines of the sales file.", "wc -l /srv/sales.csv"),
+        ("What is the number of lines in it?", "wc -l /srv/sales.csv"),
+        ("How many lines contain chair?", ""),
+        ("How many lines in sales.csv start with west?", ""),
+        ("What is the total amount?", ""),
+    ],
+)
+def test_a_line_count_of_the_one_file_read_is_told_as_the_command(
+    request_text, command
+):
+    assert line_count_command(request_text, [READ]) == command
+
+
+def test_the_line_count_command_needs_exactly_one_file_read_and_quotes_it():
+    spaced = format_evidence("read_file", {"path": "/srv/my data.txt"}, "a\nb\n")
+    assert line_count_command("How many lines does it have?", [spaced]) == (
+        "wc -l '/srv/my data.txt'"
+    )
+    assert line_count_command("How many lines does it have?", [READ, spaced]) == ""
+    assert line_count_command("How many lines does it have?", [AWK]) == ""
+
+
+def test_an_invented_line_count_is_told_the_command_on_the_file_read():
+    reason = judged(
+        "Read the file and count its lines.",
+        "The file contains 100 lines.",
+        READ,
+        request="How many lines does /srv/sales.csv have?",
+    )
+    assert "'100', which no tool output shows" in reason
+    assert "call the shell tool with the command wc -l /srv/sales.csv" in reason
