@@ -20,6 +20,7 @@ from roles.aggregate import (
     asks_for_aggregate,
     asks_for_count,
     asks_for_sum,
+    column_total_command,
     computed,
     computing_error,
     empty_sum,
@@ -197,7 +198,9 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
 
 
 def _compute(request: str, result: ExecutionResult) -> str:
-    command = line_count_command(request, result.tool_calls)
+    command = line_count_command(request, result.tool_calls) or column_total_command(
+        request, result.tool_calls
+    )
     if command:
         return (
             f"call the shell tool with the command {command} and answer with its number"

@@ -177,3 +177,36 @@ def line_count_command(request: str, entries: Iterable[str]) -> str:
         if isinstance(path, str) and path.strip() and path not in paths:
             paths.append(path)
     return f"wc -l {shlex.quote(paths[0])}" if len(paths) == 1 else ""
+
+
+def column_total_command(request: str, entries: Iterable[str]) -> str:
+    """Return the awk command that sums (or averages) the one column of a CSV
+    header that ``request`` names, over the one CSV file the attempt read;
+    else "" (no sum asked, no CSV or several read, no column or several named).
+    """
+    if not asks_for_sum(request):
+        return ""
+    reads: dict[str, str] = {}
+    for entry in entries:
+        call = parse_evidence(entry)
+        path = call.args.get("path") if call and call.tool == "read_file" else None
+        if isinstance(path, str) and path.lower().endswith(".csv"):
+            reads.setdefault(path, split_exit_code(call.output)[1])
+    if len(reads) != 1:
+        return ""
+    path, text = next(iter(reads.items()))
+    header = text.lstrip().split("\n", 1)[0].split(",")
+    named = [
+        index
+        for index, field in enumerate(header)
+        if field.strip()
+        and re.search(rf"\b{re.escape(field.strip())}\b", request, re.IGNORECASE)
+    ]
+    if len(named) != 1:
+        return ""
+    column = named[0] + 1
+    if re.search(r"\b(average|mean)\b", request, re.IGNORECASE):
+        program = f"NR>1{{s+=${column}; n++}} END{{print s/n}}"
+    else:
+        program = f"NR>1{{s+=${column}}} END{{print s}}"
+    return f"awk -F, '{program}' {shlex.quote(path)}"

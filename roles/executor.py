@@ -42,6 +42,7 @@ PRIOR_CAP = 4000
 PREVIOUS_CALLS = 10
 # Said as a next step, not as a failure: a small model reports "duplicate call
 # blocked" as the subtask's failure when the warning reads like an error.
+ADVICE_CAP = 400
 REPEAT_WARNING = (
     "DUPLICATE CALL BLOCKED: [{tool}] was already called with these exact "
     "arguments and its result is above; nothing failed. Next step: give your "
@@ -108,8 +109,9 @@ def execute(
                 lambda: toolbox.evidence[start:],
                 [spec.name for spec in toolbox.specs()],
             )
+            advice = correction.what_was_wrong if correction is not None else ""
             status, output, note, usage, error = _run_model(
-                messages, model, toolbox, max_turns, resume, review
+                messages, model, toolbox, max_turns, resume, review, advice
             )
     except ToolPaused as paused:
         paused.state["executor"] = {**paused.state.get("executor", {}), "start": start}
@@ -138,9 +140,9 @@ def _run_offline(subtask: SubTask, model: OfflineModel, toolbox: Toolbox):
     return status, output, None
 
 
-def _run_model(messages, model, toolbox: Toolbox, max_turns, resume, review):
+def _run_model(messages, model, toolbox: Toolbox, max_turns, resume, review, advice):
     metered = _Metered(model)
-    guard = _RepeatGuard(toolbox.call, resume.get("guard"))
+    guard = _RepeatGuard(toolbox.call, resume.get("guard"), advice)
     try:
         loop = run_tool_loop(
             metered,
@@ -182,10 +184,20 @@ def parse_final(text: str) -> tuple[str, Any, str | None]:
 
 
 class _RepeatGuard:
-    """Block a call identical to the previous one; fail on the second repeat."""
+    """Block a call identical to the previous one; fail on the second repeat.
 
-    def __init__(self, call: Callable[[str, Mapping[str, Any]], str], state=None):
+    The warning repeats the correction this attempt answers (``advice``): a
+    small model that reads the same file again has lost it among the results.
+    """
+
+    def __init__(
+        self,
+        call: Callable[[str, Mapping[str, Any]], str],
+        state=None,
+        advice: str = "",
+    ):
         self._call = call
+        self._advice = head_tail(advice.strip(), ADVICE_CAP) if advice else ""
         last, self._repeats = state or (None, 0)
         self._last: tuple[str, str] | None = tuple(last) if last else None
 
@@ -198,7 +210,12 @@ class _RepeatGuard:
                     f"executor loop: [{name}] called with identical arguments "
                     f"{self._repeats + 1} times in a row; no progress possible"
                 )
-            return REPEAT_WARNING.format(tool=name)
+            warning = REPEAT_WARNING.format(tool=name)
+            if self._advice:
+                warning += (
+                    f" This attempt must fix what the validator found: {self._advice}"
+                )
+            return warning
         before = self._last, self._repeats
         self._last, self._repeats = key, 0
         try:

@@ -3,7 +3,13 @@
 import pytest
 
 from roles.agent_validator_judge import invented_facts
-from roles.aggregate import NUMBER, asks_for_aggregate, computed, line_count_command
+from roles.aggregate import (
+    NUMBER,
+    asks_for_aggregate,
+    column_total_command,
+    computed,
+    line_count_command,
+)
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 
@@ -248,3 +254,48 @@ def test_an_invented_line_count_is_told_the_command_on_the_file_read():
     )
     assert "'100', which no tool output shows" in reason
     assert "call the shell tool with the command wc -l /srv/sales.csv" in reason
+
+
+@pytest.mark.parametrize(
+    ("request_text", "command"),
+    [
+        (
+            "What is the total of the amount column in /srv/sales.csv?",
+            "awk -F, 'NR>1{s+=$4} END{print s}' /srv/sales.csv",
+        ),
+        (
+            "What is the average of units?",
+            "awk -F, 'NR>1{s+=$3; n++} END{print s/n}' /srv/sales.csv",
+        ),
+        ("What is the total amount for the west region?", ""),
+        ("How many rows have an amount over 1000?", ""),
+        ("What is the total of the price column?", ""),
+    ],
+)
+def test_a_column_total_over_the_one_csv_read_is_told_as_the_command(
+    request_text, command
+):
+    assert column_total_command(request_text, [READ]) == command
+
+
+def test_a_column_total_needs_one_csv_read():
+    other = format_evidence("read_file", {"path": "/srv/b.csv"}, SALES)
+    text = format_evidence("read_file", {"path": "/srv/notes.txt"}, SALES)
+    request = "What is the total of the amount column?"
+    assert column_total_command(request, [READ, other]) == ""
+    assert column_total_command(request, [text]) == ""
+    assert column_total_command(request, [READ, READ]).endswith("/srv/sales.csv")
+
+
+def test_an_invented_column_total_is_told_the_awk_command_for_that_column():
+    reason = judged(
+        "Read sales.csv and sum the amount column.",
+        "10000",
+        READ,
+        request="What is the total of the amount column in /srv/sales.csv?",
+    )
+    assert "'10000', which no tool output shows" in reason
+    assert (
+        "call the shell tool with the command awk -F, 'NR>1{s+=$4} END{print s}' "
+        "/srv/sales.csv and answer with its number" in reason
+    )

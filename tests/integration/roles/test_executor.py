@@ -133,6 +133,28 @@ def test_a_repeated_call_is_blocked_once_then_fails_the_attempt(llm_server, work
     assert len(execution.usage.calls) == 3
 
 
+def test_a_blocked_repeat_in_a_corrected_attempt_repeats_the_correction(
+    llm_server, workspace
+):
+    (workspace / "data.txt").write_text("a\nb\n")
+    same = ("read_file", {"path": "data.txt"})
+    for _ in range(2):
+        llm_server.reply("R3", tool_calls=[same])
+    llm_server.reply("R3", FINAL)
+    correction = CorrectionSignal(
+        subtask_id="sub-7",
+        attempt_number=1,
+        what_was_wrong="the claimed output states '100', which no tool output shows",
+    )
+    run(llm_server, workspace, correction=correction, attempt=2)
+    warning = llm_server.requests[2].messages[-1]["content"]
+    assert warning.startswith("DUPLICATE CALL BLOCKED: [read_file]")
+    assert warning.endswith(
+        "This attempt must fix what the validator found: the claimed output "
+        "states '100', which no tool output shows"
+    )
+
+
 def test_a_different_call_in_between_resets_the_repeat_rule(llm_server, workspace):
     first = ("shell", {"command": "echo a >> log"})
     other = ("read_file", {"path": "log"})
