@@ -147,24 +147,23 @@ PLACEHOLDERS = {
 # "regex" or "pattern" names no format at all: any output that is not blank
 # meets it (R4a's evidence rule and the other checks still judge the output).
 NO_FORMAT = ("regex", "<regex>", "pattern", "<pattern>")
+# A pattern that matches each of these whole (".*", "^.+$") matches any line:
+# it names no format either.
+ANY_TEXT = ("x", "The total is 1,250.", "/srv/a b.txt: 3")
 
 
 def _output_matches(check, result, _workspace) -> CheckResult:
     pattern, flags = undelimited(_param(check, "pattern", str))
     if pattern.strip().lower() in NO_FORMAT:
-        said = output_text(result.output).strip()
-        if said:
-            return CheckResult(
-                True, f"/{pattern}/ names no format; output: {_quote(said)}"
-            )
-        return CheckResult(
-            False, f"/{pattern}/ names no format and the output is blank"
-        )
+        return _any_output(pattern, result)
     pattern = PLACEHOLDERS.get(pattern.strip().lower(), pattern)
     try:
         regex = re.compile(pattern, re.MULTILINE | flags)
     except re.error as err:
         raise _BadCheck(f"pattern {pattern!r} is not a valid regex ({err})") from None
+    if all(regex.fullmatch(text) for text in ANY_TEXT):
+        # ".*" matches the whole claim, which no tool prints word for word.
+        return _any_output(pattern, result)
     for loose, candidate in ((False, regex), (True, _spaced_regex(pattern, flags))):
         for where, text in _texts(result, loose=loose) if candidate else ():
             match = candidate.search(text)
@@ -174,6 +173,13 @@ def _output_matches(check, result, _workspace) -> CheckResult:
                 return _shown(result, where, found, said, whole=True)
     head = _quote(output_text(result.output))
     return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
+
+
+def _any_output(pattern: str, result: ExecutionResult) -> CheckResult:
+    said = output_text(result.output).strip()
+    if said:
+        return CheckResult(True, f"/{pattern}/ names no format; output: {_quote(said)}")
+    return CheckResult(False, f"/{pattern}/ names no format and the output is blank")
 
 
 # How a small model guesses a key-value line: "port=8437" or "port: 8437" for

@@ -223,3 +223,22 @@ def test_a_pattern_that_names_no_format_is_met_by_any_output_a_tool_shows(patter
     assert verdict.passed and "names no format; output: '58'" in verdict.evidence
     blank = shell_result("true", "[exit code 0]\n").model_copy(update={"output": ""})
     assert not check("output_matches", blank, pattern=pattern).passed
+
+
+@pytest.mark.parametrize("pattern", [".*", "^.+$", "(?s).*", "[\\s\\S]*"])
+def test_a_pattern_that_matches_any_line_names_no_format(pattern):
+    summed = shell_result(
+        "awk -F, '{s+=$4} END{print s}' a.csv", "[exit code 0]\n44025\n"
+    )
+    summed = summed.model_copy(update={"output": "The total of a.csv is 44025."})
+    verdict = check("output_matches", summed, pattern=pattern)
+    assert verdict.passed and "names no format" in verdict.evidence
+    blank = shell_result("true", "[exit code 0]\n").model_copy(update={"output": ""})
+    assert not check("output_matches", blank, pattern=pattern).passed
+
+
+@pytest.mark.parametrize("pattern", ["\\S+", "\\d+", "^[0-9]+(\\.?[0-9]+)?$"])
+def test_a_pattern_with_a_format_still_needs_its_match_in_a_tool_output(pattern):
+    claimed = shell_result("cat a.csv", "[exit code 0]\nregion,amount\nwest,770\n")
+    claimed = claimed.model_copy(update={"output": "44025"})
+    assert not check("output_matches", claimed, pattern=pattern).passed
