@@ -146,7 +146,7 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
         named = ", ".join(repr(f) for f in facts[:5])
         shown = "which no tool output shows"
         if aggregate and any(is_number(f) for f in facts):
-            shown += f"; {_compute(request, result)}"
+            shown += f"; {_compute(request, subtask, result)}"
         return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
     claim = output_text(result.output)
     if not (aggregate and states_a_result(claim)):
@@ -193,13 +193,25 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     return (
         f"the claimed output states {named} as a total or count, but no tool computed "
         "it: a value read among others from a file or listing is data, not the "
-        f"answer; {_compute(request, result)}; {NO_EVIDENCE}"
+        f"answer; {_compute(request, subtask, result)}; {NO_EVIDENCE}"
     )
 
 
-def _compute(request: str, result: ExecutionResult) -> str:
-    command = line_count_command(request, result.tool_calls) or column_total_command(
-        request, result.tool_calls
+def _compute(request: str, subtask, result: ExecutionResult) -> str:
+    """Return how to compute the stated value: the command itself when the
+    request (or the subtask's intent) and what the attempt read make it plain."""
+    calls = result.tool_calls
+    command = next(
+        (
+            found
+            for text in (request, subtask.intent)
+            for found in (
+                line_count_command(text, calls),
+                column_total_command(text, calls),
+            )
+            if found
+        ),
+        "",
     )
     if command:
         return (

@@ -23,6 +23,8 @@ tool.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -58,6 +60,8 @@ PARROTED = (
 # Phrases of the messages above and of R4a's reasons: an answer holding one
 # copies the message instead of answering.
 ECHOES = (NOT_EVIDENCE, "which no tool output shows", "checked against tool output")
+# A missing file's error naming the one file of that name nearby.
+ONE_ELSEWHERE = re.compile(r"; files named '[^']+' under [^:\n]+: ([^,\s]+)\s*$")
 # A model told to compute a number tends to read the file once more.
 USE_SHELL = (
     " Use the shell tool for it: read_file only shows the data, it computes nothing."
@@ -106,7 +110,12 @@ def review_failed(
     if calls:
         output = head_tail(calls[-1].output.strip(), LAST_RESULT_CAP)
         last = f" The last tool result ({calls[-1].name}):\n{output}\n"
-    return SEND_BACK.format(calls=count, last=last)
+    told = SEND_BACK.format(calls=count, last=last)
+    elsewhere = ONE_ELSEWHERE.search(calls[-1].output) if calls else None
+    if elsewhere and calls[-1].name == "read_file":
+        path = json.dumps({"path": elsewhere.group(1)})
+        told += f" The file is there: call read_file with {path} now."
+    return told
 
 
 def is_parroted(answer: dict[str, Any]) -> bool:

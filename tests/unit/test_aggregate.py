@@ -92,7 +92,7 @@ def test_a_claim_that_reports_the_data_itself_is_not_read_as_a_total():
 
 
 def test_an_invented_count_is_told_to_run_a_command_that_prints_it():
-    reason = judged("Count the lines of sales.csv", "1000", READ)
+    reason = judged("Count the rows of sales.csv", "1000", READ)
     assert "'1000', which no tool output shows" in reason
     assert "run a command that prints it (wc -l, grep -c, awk)" in reason
     invented_path = judged("Find the file that defines f", "src/zz.py", READ)
@@ -299,3 +299,8 @@ def test_an_invented_column_total_is_told_the_awk_command_for_that_column():
         "call the shell tool with the command awk -F, 'NR>1{s+=$4} END{print s}' "
         "/srv/sales.csv and answer with its number" in reason
     )
+
+
+def test_the_subtask_intent_names_the_command_when_the_request_is_not_known():
+    reason = judged("Count the lines of /srv/sales.csv", "100", READ)
+    assert "call the shell tool with the command wc -l /srv/sales.csv" in reason

@@ -88,3 +88,26 @@ def test_an_answer_that_repeats_the_message_goes_back_once_more():
     assert again is not None and again.startswith("That repeats the checker's")
     assert review(parrot, (), 2) is None
     assert review('{"status": "completed", "output": "10000"}', (), 1) is None
+
+
+def test_a_failed_read_of_a_file_that_is_elsewhere_is_told_to_read_it_there(tmp_path):
+    import pytest
+
+    from roles.tools import Toolbox, ToolError
+
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "settings.ini").write_text("port = 8437\n")
+    args = {"path": str(tmp_path / "settings.ini")}
+    with pytest.raises(ToolError) as err:
+        Toolbox(tmp_path).call("read_file", args)
+    missing = ToolCallRecord("read_file", args, f"ERROR: {err.value}", True)
+    message = review_failed(FAILED, (missing,), 0)
+    assert message.endswith(
+        'The file is there: call read_file with {"path": "conf/settings.ini"} now.'
+    )
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "settings.ini").write_text("port = 1\n")
+    with pytest.raises(ToolError) as err:
+        Toolbox(tmp_path).call("read_file", args)
+    two = ToolCallRecord("read_file", args, f"ERROR: {err.value}", True)
+    assert "The file is there" not in review_failed(FAILED, (two,), 0)
