@@ -119,7 +119,9 @@ def judge(
         if index in known:
             continue
         if criterion.check is not None:
-            check = evaluate_check(criterion.check, result, workspace=workspace)
+            check = evaluate_check(
+                criterion.check, result, workspace=workspace, request=request
+            )
             known[index] = _verdict(criterion, check.passed, check.evidence)
     rest = [i for i in range(len(criteria)) if i not in known]
     if result.status == "failed":

@@ -37,12 +37,37 @@ class CheckResult:
 
     passed: bool
     evidence: str
+    # The value the claim holds that no tool output shows, when that failed it.
+    unshown: str = ""
 
 
 def evaluate_check(
-    check: dict[str, Any], result: ExecutionResult, *, workspace: Path
+    check: dict[str, Any],
+    result: ExecutionResult,
+    *,
+    workspace: Path,
+    request: str = "",
 ) -> CheckResult:
-    """Evaluate one machine check against an ExecutionResult."""
+    """Evaluate one machine check against an ExecutionResult.
+
+    A word the claim holds that no tool printed passes when the user's
+    ``request`` itself says it ("rows" in "how many rows"): it names what was
+    asked, it is not a fact. A value with a digit never does.
+    """
+    found = _evaluate(check, result, workspace)
+    word = found.unshown.strip()
+    if word and not re.search(r"\d", word) and appears_word(word, request):
+        return CheckResult(
+            True,
+            f"the output has {word!r}, a word of the request itself (not a fact a "
+            "tool must show)",
+        )
+    return found
+
+
+def _evaluate(
+    check: dict[str, Any], result: ExecutionResult, workspace: Path
+) -> CheckResult:
     kind = check.get("type") if isinstance(check, dict) else None
     handlers = {
         "exit_code": _exit_code,
@@ -230,6 +255,7 @@ def _shown(
         False,
         f"the claimed output has {found!r} but no tool output shows it; the claim "
         "is not evidence",
+        unshown=value,
     )
 
 
@@ -249,6 +275,12 @@ def unshown_facts(result: ExecutionResult, known: str = "") -> list[str]:
     sources = "\n".join([known, *result.tool_calls])
     claim = output_text(result.output)
     return [f for f in dict.fromkeys(FACT.findall(claim)) if not appears(f, sources)]
+
+
+def appears_word(value: str, text: str) -> bool:
+    """Return True when ``value`` stands in ``text`` as whole words, in any case."""
+    pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
+    return bool(value) and re.search(pattern, text or "", re.IGNORECASE) is not None
 
 
 def appears(value: str, text: str) -> bool:

@@ -242,3 +242,23 @@ def test_a_pattern_with_a_format_still_needs_its_match_in_a_tool_output(pattern)
     claimed = shell_result("cat a.csv", "[exit code 0]\nregion,amount\nwest,770\n")
     claimed = claimed.model_copy(update={"output": "44025"})
     assert not check("output_matches", claimed, pattern=pattern).passed
+
+
+def test_a_word_of_the_request_in_the_claim_needs_no_tool_to_show_it():
+    counted = shell_result("awk 'NR>1' c.csv | wc -l", "[exit code 0]\n83\n")
+    counted = counted.model_copy(update={"output": "The file has 83 rows."})
+    asked = "Use xsv to tell me how many rows c.csv has, not counting the header."
+    rows = {"type": "output_contains", "value": "rows"}
+    verdict = evaluate_check(rows, counted, workspace=".", request=asked)
+    assert verdict.passed and "a word of the request itself" in verdict.evidence
+    assert not evaluate_check(rows, counted, workspace=".").passed
+    yes = {"type": "output_contains", "value": "yes"}
+    said_yes = counted.model_copy(update={"output": "yes"})
+    assert not evaluate_check(yes, said_yes, workspace=".", request=asked).passed
+
+
+def test_a_value_with_a_digit_is_never_taken_from_the_request():
+    claimed = HELLO.model_copy(update={"output": "port 8437"})
+    port = {"type": "output_contains", "value": "8437"}
+    asked = "Is the port 8437?"
+    assert not evaluate_check(port, claimed, workspace=".", request=asked).passed
