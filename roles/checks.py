@@ -172,6 +172,9 @@ PLACEHOLDERS = {
 # "regex" or "pattern" names no format at all: any output that is not blank
 # meets it (R4a's evidence rule and the other checks still judge the output).
 NO_FORMAT = ("regex", "<regex>", "pattern", "<pattern>")
+# The example field of the plan prompt's json_field check ("a.b"), which a
+# small model copies as it stands.
+EXAMPLE_FIELDS = ("a.b", "a.b.0", "...", "")
 # A pattern that matches each of these whole (".*", "^.+$") matches any line:
 # it names no format either.
 ANY_TEXT = ("x", "The total is 1,250.", "/srv/a b.txt: 3")
@@ -180,7 +183,7 @@ ANY_TEXT = ("x", "The total is 1,250.", "/srv/a b.txt: 3")
 def _output_matches(check, result, _workspace) -> CheckResult:
     pattern, flags = undelimited(_param(check, "pattern", str))
     if pattern.strip().lower() in NO_FORMAT:
-        return _any_output(pattern, result)
+        return _any_output(f"/{pattern}/", result)
     pattern = PLACEHOLDERS.get(pattern.strip().lower(), pattern)
     try:
         regex = re.compile(pattern, re.MULTILINE | flags)
@@ -188,7 +191,7 @@ def _output_matches(check, result, _workspace) -> CheckResult:
         raise _BadCheck(f"pattern {pattern!r} is not a valid regex ({err})") from None
     if all(regex.fullmatch(text) for text in ANY_TEXT):
         # ".*" matches the whole claim, which no tool prints word for word.
-        return _any_output(pattern, result)
+        return _any_output(f"/{pattern}/", result)
     for loose, candidate in ((False, regex), (True, _spaced_regex(pattern, flags))):
         for where, text in _texts(result, loose=loose) if candidate else ():
             match = candidate.search(text)
@@ -200,11 +203,11 @@ def _output_matches(check, result, _workspace) -> CheckResult:
     return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
 
 
-def _any_output(pattern: str, result: ExecutionResult) -> CheckResult:
+def _any_output(named: str, result: ExecutionResult) -> CheckResult:
     said = output_text(result.output).strip()
     if said:
-        return CheckResult(True, f"/{pattern}/ names no format; output: {_quote(said)}")
-    return CheckResult(False, f"/{pattern}/ names no format and the output is blank")
+        return CheckResult(True, f"{named} names no format; output: {_quote(said)}")
+    return CheckResult(False, f"{named} names no format and the output is blank")
 
 
 # How a small model guesses a key-value line: "port=8437" or "port: 8437" for
@@ -315,12 +318,17 @@ def _json_field(check, result, _workspace) -> CheckResult:
     try:
         value = _as_json(result.output)
     except (JSONExtractError, ValueError) as err:
+        if dotted.strip() in EXAMPLE_FIELDS:
+            return _any_output(f"field {dotted.strip()!r}", result)
         return CheckResult(False, f"the output is not JSON ({err})")
     for key in dotted.split("."):
         if isinstance(value, dict) and key in value:
             value = value[key]
         elif isinstance(value, list) and key.lstrip("-").isdigit() and _in(value, key):
             value = value[int(key)]
+        elif dotted.strip() in EXAMPLE_FIELDS:
+            # The plan prompt's example field, copied: it names no field here.
+            return _any_output(f"field {dotted.strip()!r}", result)
         else:
             return CheckResult(False, f"the output has no field {dotted!r}")
     if "value" not in check:

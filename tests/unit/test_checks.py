@@ -262,3 +262,16 @@ def test_a_value_with_a_digit_is_never_taken_from_the_request():
     port = {"type": "output_contains", "value": "8437"}
     asked = "Is the port 8437?"
     assert not evaluate_check(port, claimed, workspace=".", request=asked).passed
+
+
+@pytest.mark.parametrize("field", ["a.b", " a.b.0 "])
+def test_the_prompts_example_field_names_no_field(field):
+    counted = shell_result("wc -l app.log", "[exit code 0]\n58 app.log\n")
+    counted = counted.model_copy(update={"output": "58"})
+    verdict = check("json_field", counted, path=field, value=58)
+    assert verdict.passed and "names no format; output: '58'" in verdict.evidence
+    said = counted.model_copy(update={"output": "58 lines"})
+    assert check("json_field", said, path=field).passed
+    blank = counted.model_copy(update={"output": ""})
+    assert not check("json_field", blank, path=field).passed
+    assert not check("json_field", counted, path="lines").passed
