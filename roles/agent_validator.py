@@ -43,6 +43,7 @@ from roles.contracts import (
 )
 from roles.criteria import CHECK_TYPES
 from roles.llm import Usage
+from roles.requested import subtask_deletions
 
 __all__ = [
     "NO_EVIDENCE",
@@ -111,6 +112,10 @@ def validate(
             subtask, result, criteria, model, Path(workspace), today, inherited, request
         )
     verdicts = [_promote(v, result) for v in judged.verdicts]
+    # After the operator's denial the file stays, and no retry asks again.
+    denied = any("[LAW1]" in call for call in result.tool_calls)
+    if not (infrastructure_error or denied):
+        verdicts = [*subtask_deletions(subtask.intent, request), *verdicts]
     gap = gap_point(attempt, verdicts)
     history = [*trajectory, gap]
     failing = [v for v in verdicts if v.verdict == "fail"]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from roles.contracts import CriterionVerdict
 
-__all__ = ["paths_to_delete", "unmet_deletions"]
+__all__ = ["paths_to_delete", "subtask_deletions", "unmet_deletions"]
 
 VERB = re.compile(r"\b(?:delete|remove|erase|unlink|rm(?:\s+-[a-zA-Z]+)*)\s+", re.I)
 NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bwithout)\s+(?:\w+\s+)?$", re.I)
@@ -51,16 +51,54 @@ def paths_to_delete(request: str) -> list[str]:
 def unmet_deletions(request: str) -> list[CriterionVerdict]:
     """Return a failing verdict for each path the request deletes that still exists."""
     return [
-        CriterionVerdict(
-            criterion=f"{path} is deleted",
-            mode="verifiable",
-            verdict="fail",
-            failure_class="logical",
-            evidence=f"the request asks to delete {path}, and it still exists",
+        _unmet(path, f"the request asks to delete {path}, and it still exists")
+        for path in _still_there(request)
+    ]
+
+
+def subtask_deletions(intent: str, request: str) -> list[CriterionVerdict]:
+    """Return a failing verdict for each path the request deletes that still
+    exists, when the subtask's ``intent`` is to delete something.
+
+    A small planner gives the deleting subtask a check of the opposite
+    (``file_exists``) and the executor stops after reading the file: the
+    subtask must not match while what it was to delete is still there.
+    """
+    if not _deletes(intent):
+        return []
+    return [
+        _unmet(
+            path,
+            f"the request asks to delete {path}, and it still exists: delete it "
+            f"(rm {path}; the operator approves it before it runs)",
         )
+        for path in _still_there(request)
+    ]
+
+
+def _unmet(path: str, evidence: str) -> CriterionVerdict:
+    return CriterionVerdict(
+        criterion=f"{path} is deleted",
+        mode="verifiable",
+        verdict="fail",
+        failure_class="logical",
+        evidence=evidence,
+    )
+
+
+def _still_there(request: str) -> list[str]:
+    return [
+        path
         for path in paths_to_delete(request)
         if Path(path).exists() or Path(path).is_symlink()
     ]
+
+
+def _deletes(text: str) -> bool:
+    return any(
+        not NEGATED.search(text[max(0, verb.start() - 24) : verb.start()])
+        for verb in VERB.finditer(text or "")
+    )
 
 
 def _objects(text: str, at: int) -> list[str]:

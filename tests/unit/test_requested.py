@@ -105,3 +105,54 @@ def test_a_deletion_that_happened_is_accepted(tmp_path):
         replans_so_far=0,
     )
     assert type(result.message).__name__ == "OutcomeSummary"
+
+
+def test_a_deleting_subtask_does_not_match_while_the_file_is_there(tmp_path):
+    from roles.agent_validator import validate
+    from roles.contracts import Criterion, ExecutionResult, SubTask
+    from roles.evidence import format_evidence
+
+    old = tmp_path / "old.log"
+    old.write_text("stale\n")
+    request = f"Delete {old}"
+    subtask = SubTask(
+        subtask_id="s1",
+        parent_task_id="t1",
+        intent="Step 1: Read the log file. Step 2: Delete the log file.",
+        success_criteria=[
+            Criterion(
+                criterion="file_exists", check={"type": "file_exists", "path": str(old)}
+            )
+        ],
+    )
+    read = format_evidence("read_file", {"path": str(old)}, "stale")
+    shown = ExecutionResult(
+        subtask_id="s1", status="completed", output="The log exists.", tool_calls=[read]
+    )
+
+    def judged(result, intent=subtask.intent):
+        sub = subtask.model_copy(update={"intent": intent})
+        return validate(
+            sub,
+            result,
+            model=OfflineModel(),
+            attempt=1,
+            trajectory=[],
+            workspace=tmp_path,
+            request=request,
+        )
+
+    validation = judged(shown)
+    assert validation.verdict == "retry"
+    assert validation.correction.what_was_wrong.endswith(
+        f"failed: the request asks to delete {old}, and it still exists: delete it "
+        f"(rm {old}; the operator approves it before it runs)"
+    )
+    assert judged(shown, intent="Read the log file.").verdict == "matched"
+    denial = format_evidence(
+        "shell", {"command": f"rm {old}"}, "[LAW1] rm deletes files — denied"
+    )
+    denied = shown.model_copy(update={"tool_calls": [read, denial]})
+    assert all("delete it" not in v.evidence for v in judged(denied).verdicts)
+    old.unlink()
+    assert all("delete it" not in v.evidence for v in judged(shown).verdicts)
