@@ -8,6 +8,7 @@ criterion on its own; the offline model passes them on the executor's status.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,8 @@ from roles.aggregate import (
     column_total_command,
     computed,
     computing_error,
+    counted_word,
+    counts_other_lines,
     empty_sum,
     is_number,
     line_count_command,
@@ -160,6 +163,7 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             "or does not exist; print the header (head -1) to find the column's "
             "number, then sum that column"
         )
+    calls = result.tool_calls
     numbers = [f for f in dict.fromkeys(FACT.findall(claim)) if is_number(f)]
     if summed and numbers and all(only_counted(f, result.tool_calls) for f in numbers):
         return (
@@ -167,6 +171,22 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             "or matches (wc, grep -c), and a count is not a sum or an average: "
             "print the header (head -1) to find the column's number, then sum "
             "that column (awk -F, 'NR>1{s+=$N} END{print s}' FILE)"
+        )
+    word = counted_word(request)
+    wrong = [(f, c) for f in numbers if (c := counts_other_lines(f, word, calls))]
+    if (
+        word
+        and wrong
+        and not any(
+            computed(f, calls) and not counts_other_lines(f, word, calls)
+            for f in numbers
+        )
+    ):
+        value, command = wrong[0]
+        return (
+            f"the claimed {value} was printed by `{command}`, which does not look "
+            f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
+            f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
         )
     read = [
         f

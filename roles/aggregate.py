@@ -65,6 +65,15 @@ SOME_LINES = re.compile(
     r"|hold\w*|non-?empty|blank|empty|unique|distinct)\b",
     re.IGNORECASE,
 )
+# The word a count is of: "lines that contain ERROR", "lines containing the
+# word 'timeout'". Only a quoted word, one after "the word/string", or one in
+# capitals counts: "with amount over 1000" names a column, not a word to count.
+COUNTED_WORD = re.compile(
+    r"\b(?:contain(?:s|ing)?|mention(?:s|ing)?|hold(?:s|ing)?|match(?:es|ing)?)\s+"
+    r"(?:the\s+(?:word|string|text|term)\s+)?"
+    r"(?:(?P<q>['\"`])(?P<quoted>[^'\"`\n]+)(?P=q)|(?P<bare>[A-Za-z_][\w.-]*))"
+)
+WORD_INTRO = re.compile(r"\bthe\s+(?:word|string|text|term)\s+$", re.IGNORECASE)
 # A number standing on its own: not a digit run inside a path, a name or a date.
 # A grouped number (10,000) is one number.
 NUMBER = re.compile(
@@ -210,3 +219,28 @@ def column_total_command(request: str, entries: Iterable[str]) -> str:
     else:
         program = f"NR>1{{s+=${column}}} END{{print s}}"
     return f"awk -F, '{program}' {shlex.quote(path)}"
+
+
+def counted_word(request: str) -> str:
+    """Return the word a count question counts ("ERROR" in "how many lines
+    contain ERROR"), else ""."""
+    if not asks_for_count(request):
+        return ""
+    for found in COUNTED_WORD.finditer(request or ""):
+        if found["quoted"]:
+            return found["quoted"]
+        word = found["bare"]
+        introduced = WORD_INTRO.search(request[: found.start("bare")])
+        if introduced or (word.isupper() and len(word) > 1):
+            return word.rstrip(".")
+    return ""
+
+
+def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:
+    """Return the command that printed ``value`` when no command that printed
+    it looks for ``word`` (``wc -l app.log`` for the lines holding ERROR),
+    else ""."""
+    commands = [command for command, error in _printers(value, entries) if not error]
+    if not commands or any(word.lower() in c.lower() for c in commands):
+        return ""
+    return next((c for c in commands if c), "")

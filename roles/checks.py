@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from roles.aggregate import asks_for_count
 from roles.contracts import ExecutionResult
 from roles.evidence import parse_evidence
 from roles.jsonparse import JSONExtractError, extract_json
@@ -37,8 +38,6 @@ class CheckResult:
 
     passed: bool
     evidence: str
-    # The value the claim holds that no tool output shows, when that failed it.
-    unshown: str = ""
 
 
 def evaluate_check(
@@ -50,19 +49,28 @@ def evaluate_check(
 ) -> CheckResult:
     """Evaluate one machine check against an ExecutionResult.
 
-    A word the claim holds that no tool printed passes when the user's
-    ``request`` itself says it ("rows" in "how many rows"): it names what was
-    asked, it is not a fact. A value with a digit never does.
+    Under a count question, a check that only demands a word of the question
+    ("rows" for "how many rows", "ERROR" for "how many lines contain ERROR")
+    echoes it: the answer is a number, which the evidence rule judges
+    (``roles.aggregate``: computed, and by a command that looks for the word).
+    Any output meets such a check.
     """
-    found = _evaluate(check, result, workspace)
-    word = found.unshown.strip()
-    if word and not re.search(r"\d", word) and appears_word(word, request):
-        return CheckResult(
-            True,
-            f"the output has {word!r}, a word of the request itself (not a fact a "
-            "tool must show)",
-        )
-    return found
+    echoed = _echoed_word(check, request)
+    if echoed:
+        return _any_output(f"{echoed!r} (a word of the count question)", result)
+    return _evaluate(check, result, workspace)
+
+
+def _echoed_word(check: dict[str, Any], request: str) -> str:
+    if not isinstance(check, dict) or not asks_for_count(request):
+        return ""
+    kind = check.get("type")
+    value = check.get("value" if kind == "output_contains" else "pattern")
+    if kind not in ("output_contains", "output_matches") or not isinstance(value, str):
+        return ""
+    word = value.strip()
+    plain = re.fullmatch(r"[A-Za-z_][\w-]*", word) is not None
+    return word if plain and appears_word(word, request) else ""
 
 
 def _evaluate(
@@ -258,7 +266,6 @@ def _shown(
         False,
         f"the claimed output has {found!r} but no tool output shows it; the claim "
         "is not evidence",
-        unshown=value,
     )
 
 

@@ -8,6 +8,7 @@ from roles.aggregate import (
     asks_for_aggregate,
     column_total_command,
     computed,
+    counted_word,
     line_count_command,
 )
 from roles.contracts import ExecutionResult, SubTask
@@ -304,3 +305,41 @@ def test_an_invented_column_total_is_told_the_awk_command_for_that_column():
 def test_the_subtask_intent_names_the_command_when_the_request_is_not_known():
     reason = judged("Count the lines of /srv/sales.csv", "100", READ)
     assert "call the shell tool with the command wc -l /srv/sales.csv" in reason
+
+
+@pytest.mark.parametrize(
+    ("request_text", "word"),
+    [
+        ("How many lines in app.log contain the word ERROR?", "ERROR"),
+        ("How many lines in app.log contain ERROR?", "ERROR"),
+        ("How many lines mention 'timeout'?", "timeout"),
+        ("Count the lines containing the string fail.", "fail"),
+        ("How many rows with an amount over 1000?", ""),
+        ("How many lines contain errors?", ""),
+        ("What is the total of lines that contain ERROR?", ""),
+    ],
+)
+def test_the_word_a_count_question_counts(request_text, word):
+    assert counted_word(request_text) == word
+
+
+LOG = "/srv/app.log"
+WC = format_evidence("shell", {"command": f"wc -l {LOG}"}, f"[exit code 0]\n412 {LOG}")
+GREP = format_evidence(
+    "shell", {"command": f"grep -c ERROR {LOG}"}, "[exit code 0]\n29"
+)
+ASKED = f"How many lines in {LOG} contain the word ERROR?"
+
+
+def test_a_count_of_a_word_printed_by_a_command_that_looks_for_it_stands():
+    assert judged("Count the ERROR lines", "29", GREP, request=ASKED) == ""
+
+
+def test_a_count_of_every_line_is_not_the_count_of_the_lines_with_the_word():
+    reason = judged("Count the ERROR lines", "412", WC, request=ASKED)
+    assert reason.startswith(f"the claimed 412 was printed by `wc -l {LOG}`")
+    assert "count only those (grep -c ERROR FILE)" in reason
+    assert (
+        judged("Count the lines", "412", WC, request=f"How many lines does {LOG} have?")
+        == ""
+    )

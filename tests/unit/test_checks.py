@@ -244,23 +244,29 @@ def test_a_pattern_with_a_format_still_needs_its_match_in_a_tool_output(pattern)
     assert not check("output_matches", claimed, pattern=pattern).passed
 
 
-def test_a_word_of_the_request_in_the_claim_needs_no_tool_to_show_it():
+def test_a_word_of_a_count_question_demanded_by_a_check_is_an_echo():
     counted = shell_result("awk 'NR>1' c.csv | wc -l", "[exit code 0]\n83\n")
-    counted = counted.model_copy(update={"output": "The file has 83 rows."})
-    asked = "Use xsv to tell me how many rows c.csv has, not counting the header."
-    rows = {"type": "output_contains", "value": "rows"}
-    verdict = evaluate_check(rows, counted, workspace=".", request=asked)
-    assert verdict.passed and "a word of the request itself" in verdict.evidence
-    assert not evaluate_check(rows, counted, workspace=".").passed
-    yes = {"type": "output_contains", "value": "yes"}
-    said_yes = counted.model_copy(update={"output": "yes"})
-    assert not evaluate_check(yes, said_yes, workspace=".", request=asked).passed
+    counted = counted.model_copy(update={"output": "83"})
+    asked = "How many lines in app.log contain the word ERROR?"
+    for kind, key in (("output_contains", "value"), ("output_matches", "pattern")):
+        demand = {"type": kind, key: "ERROR"}
+        verdict = evaluate_check(demand, counted, workspace=".", request=asked)
+        assert verdict.passed and "a word of the count question" in verdict.evidence
+        assert not evaluate_check(demand, counted, workspace=".").passed
+    blank = counted.model_copy(update={"output": ""})
+    rows = {"type": "output_contains", "value": "ERROR"}
+    assert not evaluate_check(rows, blank, workspace=".", request=asked).passed
 
 
-def test_a_value_with_a_digit_is_never_taken_from_the_request():
-    claimed = HELLO.model_copy(update={"output": "port 8437"})
+def test_a_word_of_a_request_that_is_no_count_still_needs_a_tool_to_show_it():
+    shown = shell_result("cat hello.py", "[exit code 0]\nprint('bye')\n")
+    said = shown.model_copy(update={"output": "hello"})
+    hello = {"type": "output_contains", "value": "hello"}
+    asked = "Create hello.py that prints hello, then run it."
+    assert not evaluate_check(hello, said, workspace=".", request=asked).passed
     port = {"type": "output_contains", "value": "8437"}
-    asked = "Is the port 8437?"
+    claimed = HELLO.model_copy(update={"output": "port 8437"})
+    asked = "How many ports are there? Is one 8437?"
     assert not evaluate_check(port, claimed, workspace=".", request=asked).passed
 
 
