@@ -18,6 +18,8 @@ from django.db import models
 from django.utils import timezone
 
 GENESIS = "0" * 64
+# Rows read per query by verify_chain.
+VERIFY_PAGE = 2000
 
 
 class AppendOnlyError(RuntimeError):
@@ -199,24 +201,37 @@ class AuditCursor(models.Model):
         return cls.objects.select_for_update().get_or_create(pk=1)[0]
 
 
-def verify_chain(rows=None) -> tuple[int, str | None]:
-    """Walk the chain in id order; return (rows verified, first break or None)."""
-    rows = AuditEventRecord.objects.order_by("id") if rows is None else rows
-    expected, count, last_id = GENESIS, 0, None
+def verify_chain(page: int = VERIFY_PAGE) -> tuple[int, str | None]:
+    """Walk the chain in id order; return (rows verified, first break or None).
+
+    The rows are read ``page`` at a time, each page a query of its own after the
+    last id seen, so memory stays flat however long the log is and no cursor or
+    snapshot is held open for the whole walk.
+    """
+    expected, count, last_id = GENESIS, 0, 0
     try:
-        for row in rows.iterator(chunk_size=2000):
-            if row.prev_hash != expected:
-                return count, (
-                    f"chain broken at audit event {row.id} (message "
-                    f"#{row.message_id}): its prev_hash does not match the hash "
-                    f"of the event before it"
-                )
-            if chain_hash(row.prev_hash, row.content()) != row.hash:
-                return count, (
-                    f"chain broken at audit event {row.id} (message "
-                    f"#{row.message_id}): its content does not match its hash"
-                )
-            expected, count, last_id = row.hash, count + 1, row.id
+        while rows := list(
+            AuditEventRecord.objects.filter(id__gt=last_id).order_by("id")[:page]
+        ):
+            for row in rows:
+                if broken := _break_at(row, expected):
+                    return count, broken
+                expected, count, last_id = row.hash, count + 1, row.id
     except (ValueError, TypeError) as exc:
         return count, f"chain broken after audit event {last_id}: unreadable row: {exc}"
     return count, None
+
+
+def _break_at(row: AuditEventRecord, expected: str) -> str | None:
+    """Return why ``row`` breaks the chain that should continue from ``expected``."""
+    if row.prev_hash != expected:
+        return (
+            f"chain broken at audit event {row.id} (message #{row.message_id}): its "
+            f"prev_hash does not match the hash of the event before it"
+        )
+    if chain_hash(row.prev_hash, row.content()) != row.hash:
+        return (
+            f"chain broken at audit event {row.id} (message #{row.message_id}): its "
+            f"content does not match its hash"
+        )
+    return None

@@ -10,6 +10,7 @@ urlpatterns = [
     path("", views.run_list, name="run-list"),
     path("runs/new", views.run_create, name="run-create"),
     path("runs/<anyuuid:run_id>/", views.run_detail, name="run-detail"),
+    path("runs/<anyuuid:run_id>/bus", views.run_bus, name="run-bus"),
     path("runs/<anyuuid:run_id>/cancel", views.run_cancel, name="run-cancel"),
     path(
         "runs/<anyuuid:run_id>/approvals/<anyuuid:approval_id>",

@@ -112,14 +112,24 @@ def run_detail(request: HttpRequest, run_id) -> HttpResponse:
     return _detail_page(request, _visible_run(request, run_id))
 
 
+@require_http_methods(["GET"])
+def run_bus(request: HttpRequest, run_id) -> HttpResponse:
+    """Answer the bus rows before ``?before=<id>``, a page of them (htmx)."""
+    run = _visible_run(request, run_id)
+    try:
+        before = int(request.GET.get("before", ""))
+    except ValueError:
+        return HttpResponse("?before= takes a message id.", status=400)
+    context = {"run": run, **dashboard.bus_page(run, before)}
+    return render(request, f"{dashboard.TEMPLATE}#bus-earlier-page", context)
+
+
 def _detail_page(request: HttpRequest, run: Run, status: int = 200) -> HttpResponse:
-    rows = list(run.messages.order_by("id"))
-    now = timezone.now()
-    for m in rows:
-        dashboard.decorate(m, now)
+    newest = dashboard.bus_page(run)
+    rows = newest["bus_messages"]
     context = dashboard.context_for(run)
     context.update(
-        bus_messages=rows,
+        newest,
         last_id=rows[-1].id if rows else 0,
         ws_path=topics.ws_run_path(run.id),
         sandbox_off=settings.ARTOO_SANDBOX == "off",

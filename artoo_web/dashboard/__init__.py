@@ -17,7 +17,7 @@ from artoo_web.dashboard.audit import audit_context
 from artoo_web.dashboard.final import final_context
 from artoo_web.dashboard.header import elapsed_s, header_context
 from artoo_web.dashboard.lanes import lane_rounds, lanes_context
-from artoo_web.dashboard.messages import SUMMARIES, decorate, summarise
+from artoo_web.dashboard.messages import SUMMARIES, bus_page, decorate, summarise
 from artoo_web.dashboard.prompts import prompts_context
 from artoo_web.dashboard.timeline import chart_context, timeline_context, timeline_rows
 from artoo_web.models import Run
@@ -27,6 +27,7 @@ __all__ = [
     "PARTS",
     "SUMMARIES",
     "TEMPLATE",
+    "bus_page",
     "context_for",
     "decorate",
     "elapsed_s",

@@ -17,6 +17,9 @@ SUMMARY_CHARS = 160
 # A message still undelivered after this long is flagged in the bus timeline;
 # younger ones are normally in flight (live rows are published before delivery).
 STUCK_AFTER_S = 60
+# The run page shows this many of the newest messages; older ones load a page
+# at a time on request, so a long run's page costs what a short one's does.
+BUS_PAGE = 200
 
 
 def _clip(text: object, limit: int = SUMMARY_CHARS) -> str:
@@ -133,3 +136,21 @@ def decorate(msg: BusMessage, now: datetime | None = None) -> BusMessage:
     msg.summary = summarise(msg.type, msg.payload)
     msg.stuck = is_stuck(msg.created_at, msg.delivered_at, now)
     return msg
+
+
+def bus_page(run, before: int | None = None) -> dict:
+    """Return the newest page of a run's messages (below ``before``), oldest first.
+
+    ``earlier_before`` is the id to ask the next page below, or None when this
+    page reaches the run's first message.
+    """
+    rows = BusMessage.objects.filter(run=run).order_by("-id")
+    if before is not None:
+        rows = rows.filter(id__lt=before)
+    rows = list(rows[: BUS_PAGE + 1])
+    more = len(rows) > BUS_PAGE
+    rows = rows[:BUS_PAGE][::-1]
+    now = timezone.now()
+    for m in rows:
+        decorate(m, now)
+    return {"bus_messages": rows, "earlier_before": rows[0].id if more else None}

@@ -107,3 +107,28 @@ def test_admin_shows_audit_events_read_only(staff_user):
     assert not model_admin.has_add_permission(request)
     assert not model_admin.has_change_permission(request)
     assert not model_admin.has_delete_permission(request)
+
+
+def test_a_break_past_the_first_page_is_found_and_counted_from_the_start():
+    rows = append(7)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {AuditEventRecord._meta.db_table} SET detail = %s WHERE id = %s",
+            ["rewritten", rows[4].id],
+        )
+    count, broken = verify_chain(page=2)
+    assert count == 4
+    assert broken.startswith(f"chain broken at audit event {rows[4].id} (message #5)")
+
+
+def test_a_row_removed_at_a_page_boundary_breaks_the_chain_at_its_successor():
+    rows = append(6)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {AuditEventRecord._meta.db_table} WHERE id = %s",
+            [rows[2].id],
+        )
+    assert verify_chain(page=3) == verify_chain(page=2)
+    count, broken = verify_chain(page=2)
+    assert count == 2
+    assert broken.startswith(f"chain broken at audit event {rows[3].id}")
