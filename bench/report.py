@@ -86,6 +86,7 @@ BENCHES = (
     Bench("hops.py", quick=("--runs", "3")),
     Bench("fairness.py", quick=("--long", "4", "--seconds", "8")),
     Bench("sandbox.py", quick=("--runs", "20")),
+    Bench("curves.py", quick=("--quick",)),
 )
 
 
