@@ -383,7 +383,7 @@ def panel(title: str, unit: str, curves: list[Curve], dx: int) -> str:
         out.append(
             f'<line x1="{dx + PAD_L}" y1="{fy(y):.1f}" x2="{dx + W - PAD_R}" '
             f'y2="{fy(y):.1f}" stroke="#ddd"/><text x="{dx + PAD_L - 4}" '
-            f'y="{fy(y) + 4:.1f}" text-anchor="end">{y:g}</text>'
+            f'y="{fy(y) + 4:.1f}" text-anchor="end">{y:,g}</text>'
         )
     for i, c in enumerate(curves):
         line = " ".join(f"{fx(x):.1f},{fy(y):.1f}" for x, y in c.points if y > 0)
