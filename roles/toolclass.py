@@ -7,8 +7,11 @@ different approaches run through the same tool, and blocking the whole shell
 leaves a task that only a command can finish (a sum over a CSV, running a
 script) with no way to finish. So the classes of a shell call are the programs
 it ran, blocked as ``shell:<program>``, and the shell stays open to every other
-program. Commands that only move around or set state (``cd``, ``export``) are
-nobody's approach and are never blocked.
+program. Commands that only move around, set state or print the text they are
+given (``cd``, ``export``, ``mkdir``, ``echo``) are nobody's approach and are
+never blocked: a script written with ``echo '…' > hello.py`` that held the
+wrong text is fixed with the same ``echo`` and the right text. (An answer that
+only echoes itself is no evidence anyway, ``roles.evidence.only_echoes``.)
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from roles.safety import programs
 
 SHELL = "shell"
 PREFIX = "shell:"
-NEUTRAL = frozenset({"cd", "pwd", "export", "set", "unset", "true", "false", "exit"})
+NEUTRAL = frozenset(
+    {"cd", "pwd", "export", "set", "unset", "true", "false", "exit", "sleep"}
+    | {"echo", "printf", "mkdir", "chmod", "touch"}
+)
 
 
 def tool_classes(tool: str, args: Mapping[str, Any]) -> list[str]:

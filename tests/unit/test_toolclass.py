@@ -27,6 +27,9 @@ def test_programs_lists_each_program_a_command_runs_once(command, expected):
 def test_a_shell_call_is_classed_by_its_programs_without_neutral_ones():
     assert tool_classes("shell", {"command": "cd data && wc -l a.csv"}) == ["shell:wc"]
     assert tool_classes("shell", {"command": "cd /missing"}) == []
+    written = "mkdir -p w && echo 'hello' > w/hello.py && chmod +x w/hello.py"
+    assert tool_classes("shell", {"command": written}) == []
+    assert tool_classes("shell", {"command": "python3 w/hello.py"}) == ["shell:python3"]
     assert tool_classes("read_file", {"path": "a.csv"}) == ["read_file"]
     assert tool_classes("shell", {}) == ["shell"]
 
