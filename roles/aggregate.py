@@ -73,6 +73,7 @@ COUNTED_WORD = re.compile(
     r"(?:the\s+(?:word|string|text|term)\s+)?"
     r"(?:(?P<q>['\"`])(?P<quoted>[^'\"`\n]+)(?P=q)|(?P<bare>[A-Za-z_][\w.-]*))"
 )
+INVERTED = re.compile(r"\bgrep\b[^|;&]*\s(?:-\w*v\w*|--invert-match)\b")
 WORD_INTRO = re.compile(r"\bthe\s+(?:word|string|text|term)\s+$", re.IGNORECASE)
 # A number standing on its own: not a digit run inside a path, a name or a date.
 # A grouped number (10,000) is one number.
@@ -241,6 +242,29 @@ def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:
     it looks for ``word`` (``wc -l app.log`` for the lines holding ERROR),
     else ""."""
     commands = [command for command, error in _printers(value, entries) if not error]
-    if not commands or any(word.lower() in c.lower() for c in commands):
+    if not commands or any(_looks_for(word, c) for c in commands):
         return ""
     return next((c for c in commands if c), "")
+
+
+def _looks_for(word: str, command: str) -> bool:
+    """Return True when ``command`` holds ``word`` outside its paths and file
+    names: ``grep -c ERROR x`` and ``awk '/ERROR/'`` do, ``wc -l
+    error-count/app.log`` does not."""
+    if INVERTED.search(command):
+        return False  # grep -v counts the lines without it
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        tokens = command.split()
+    terms = " ".join(t for t in tokens if not _is_path(t))
+    return word.lower() in terms.lower()
+
+
+def _is_path(token: str) -> bool:
+    if re.fullmatch(r"/[^/\s]+/", token):  # a regex between slashes: /ERROR/
+        return False
+    plain = re.fullmatch(r"/?[\w.~+-]+(?:/[\w.~+-]*)*", token) is not None
+    return plain and (
+        "/" in token or re.search(r"\.[A-Za-z]\w{0,4}$", token) is not None
+    )

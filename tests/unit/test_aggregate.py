@@ -343,3 +343,36 @@ def test_a_count_of_every_line_is_not_the_count_of_the_lines_with_the_word():
         judged("Count the lines", "412", WC, request=f"How many lines does {LOG} have?")
         == ""
     )
+
+
+def test_a_word_in_the_counted_files_path_is_not_looking_for_it():
+    path = "/srv/tasks/error-count/app.log"
+    wc = format_evidence(
+        "shell", {"command": f"wc -l {path}"}, f"[exit code 0]\n412 {path}"
+    )
+    asked = f"How many lines in {path} contain the word ERROR?"
+    reason = judged("Count the lines that contain 'ERROR'", "412", wc, request=asked)
+    assert reason.startswith(f"the claimed 412 was printed by `wc -l {path}`")
+    named = format_evidence(
+        "shell", {"command": "wc -l error.log"}, "[exit code 0]\n412 error.log"
+    )
+    assert judged("Count", "412", named, request=asked).startswith("the claimed 412")
+    inverted = format_evidence(
+        "shell", {"command": "grep -vc ERROR app.log"}, "[exit code 0]\n383"
+    )
+    assert judged("Count", "383", inverted, request=asked).startswith("the claimed 383")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -c ERROR /srv/tasks/error-count/app.log",
+        "grep -ci 'error' app.log",
+        "awk '/ERROR/' /srv/app.log | wc -l",
+        "awk '/ERROR/{n++} END{print n}' app.log",
+    ],
+)
+def test_a_command_that_searches_for_the_word_counts_it(command):
+    grep = format_evidence("shell", {"command": command}, "[exit code 0]\n29")
+    asked = "How many lines in /srv/app.log contain the word ERROR?"
+    assert judged("Count the ERROR lines", "29", grep, request=asked) == ""
