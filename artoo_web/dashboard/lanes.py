@@ -8,6 +8,9 @@ and ``criteria``: one row per criterion with its verdict, when there is one.
 
 from __future__ import annotations
 
+from collections import Counter
+
+from artoo_web.dashboard.messages import ROUNDS_SHOWN
 from artoo_web.dashboard.output import exit_code, output_text
 from artoo_web.models import BusMessage, Run
 from roles.contracts import (
@@ -43,11 +46,13 @@ def _attempt(result: ExecutionResult) -> dict:
     }
 
 
-def lane_rounds(run: Run) -> list[dict]:
-    """Return rounds, newest first, each with its sequence groups of cards."""
+LANE_TYPES = ("SubTask", "ExecutionResult", "CorrectionSignal", "SubTaskOutcome")
+
+
+def lane_rounds(run: Run, since: int = 0) -> list[dict]:
+    """Return rounds from ``since`` on, newest first, with their groups of cards."""
     rows = BusMessage.objects.filter(
-        run=run,
-        type__in=("SubTask", "ExecutionResult", "CorrectionSignal", "SubTaskOutcome"),
+        run=run, type__in=LANE_TYPES, round__gte=since
     ).order_by("id")
     cards: dict[str, dict] = {}
     for m in rows:
@@ -81,5 +86,47 @@ def lane_rounds(run: Run) -> list[dict]:
     ]
 
 
+def shown_since(run: Run) -> int:
+    """Return the oldest round the lanes show in full (0 when none is folded)."""
+    rounds = list(
+        BusMessage.objects.filter(run=run, type="SubTask")
+        .values_list("round", flat=True)
+        .distinct()
+        .order_by("-round")[: ROUNDS_SHOWN + 1]
+    )
+    return rounds[ROUNDS_SHOWN - 1] if len(rounds) > ROUNDS_SHOWN else 0
+
+
+def folded_lanes(run: Run, before: int) -> dict | None:
+    """Return the rounds before ``before`` as one line's figures, or None."""
+    if not before:
+        return None
+    old = BusMessage.objects.filter(run=run, round__lt=before)
+    subtasks = list(
+        old.filter(type="SubTask").values_list("round", flat=True).order_by("round")
+    )
+    if not subtasks:
+        return None
+    # A card shows its subtask's last outcome; so does the count.
+    last = dict(
+        old.filter(type="SubTaskOutcome")
+        .order_by("id")
+        .values_list("payload__subtask_id", "payload__status")
+    )
+    statuses = Counter(str(s) for s in last.values())
+    if len(subtasks) > len(last):
+        statuses["pending"] = len(subtasks) - len(last)
+    return {
+        "first": subtasks[0],
+        "last": subtasks[-1],
+        "subtasks": len(subtasks),
+        "statuses": statuses.most_common(),
+    }
+
+
 def lanes_context(run: Run) -> dict:
-    return {"lane_rounds": lane_rounds(run)}
+    since = shown_since(run)
+    return {
+        "lane_rounds": lane_rounds(run, since),
+        "lanes_folded": folded_lanes(run, since),
+    }

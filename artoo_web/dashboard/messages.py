@@ -20,6 +20,9 @@ STUCK_AFTER_S = 60
 # The run page shows this many of the newest messages; older ones load a page
 # at a time on request, so a long run's page costs what a short one's does.
 BUS_PAGE = 200
+# The lanes, the GGS timeline and the loss chart show this many of the newest
+# rounds in full; older rounds fold into one line per part, for the same reason.
+ROUNDS_SHOWN = 10
 
 
 def _clip(text: object, limit: int = SUMMARY_CHARS) -> str:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from artoo_web import charts
+from artoo_web.dashboard.messages import ROUNDS_SHOWN
 from artoo_web.models import BusMessage, Run, TraceEvent
-from artoo_web.summaries import rounds_of
+from artoo_web.summaries import round_entry
 from roles.contracts import Loss, MemoryRecall, read_payload
 
 FLAT_GRADIENT = 1e-3
@@ -47,11 +50,12 @@ def recall_view(recall: MemoryRecall | None, unavailable: bool) -> dict | None:
     }
 
 
-def _memory_by_round(run: Run) -> dict[int, dict | None]:
-    recalls = {
-        m.round: read_payload(m.type, m.payload)
-        for m in BusMessage.objects.filter(run=run, type="MemoryRecall").order_by("id")
-    }
+def _memory_by_round(run: Run, rounds: set[int] | None) -> dict[int, dict | None]:
+    """Return the memory recall of each round (of ``rounds``, when given)."""
+    messages = BusMessage.objects.filter(run=run, type="MemoryRecall").order_by("id")
+    if rounds is not None:
+        messages = messages.filter(round__in=rounds)
+    recalls = {m.round: read_payload(m.type, m.payload) for m in messages}
     missing = {
         int(r)
         for r in TraceEvent.objects.filter(
@@ -63,11 +67,25 @@ def _memory_by_round(run: Run) -> dict[int, dict | None]:
     return {r: recall_view(recalls.get(r), r in missing) for r in rounds}
 
 
-def timeline_rows(run: Run) -> list[dict]:
-    """Return one row per GGS decision, plus the round still in progress."""
-    memory = _memory_by_round(run)
+def _decisions(run: Run):
+    return BusMessage.objects.filter(
+        run=run, sender="R7", type__in=("PlanDirective", "FinalResult")
+    )
+
+
+def timeline_rows(run: Run, shown: int | None = None) -> list[dict]:
+    """Return one row per GGS decision (the newest ``shown`` ones, when given),
+    plus the round still in progress."""
+    if shown is None:
+        entries = [round_entry(m) for m in _decisions(run).order_by("id")]
+        rounds = None
+    else:
+        newest = list(_decisions(run).order_by("-id")[:shown])
+        entries = [round_entry(m) for m in reversed(newest)]
+        rounds = {judged_round(e) for e in entries} | {run.round}
+    memory = _memory_by_round(run, rounds)
     rows = []
-    for entry in rounds_of(run):
+    for entry in entries:
         judged = judged_round(entry)
         grad = float(entry["grad_l"])
         symbol, words = arrow(grad)
@@ -96,13 +114,38 @@ def timeline_rows(run: Run) -> list[dict]:
     return rows
 
 
-def decided_rows(run: Run) -> list[dict]:
-    return [row for row in timeline_rows(run) if not row["pending"]]
+def folded_decisions(run: Run, rows: list[dict]) -> dict | None:
+    """Return the decisions before the shown ``rows`` as one line's figures."""
+    decided = [r for r in rows if not r["pending"]]
+    if len(decided) < ROUNDS_SHOWN:
+        return None
+    old = list(
+        _decisions(run)
+        .filter(id__lt=decided[0]["message_id"])
+        .order_by("id")
+        .values_list("round", "payload__directive")
+    )
+    if not old:
+        return None
+    judged = [judged_round({"round": r, "directive": d}) for r, d in old]
+    return {
+        "first": judged[0],
+        "last": judged[-1],
+        "decisions": len(old),
+        "directives": Counter(str(d) for _, d in old).most_common(),
+    }
 
 
 def timeline_context(run: Run) -> dict:
-    return {"timeline": timeline_rows(run)}
+    rows = timeline_rows(run, ROUNDS_SHOWN)
+    return {"timeline": rows, "timeline_folded": folded_decisions(run, rows)}
 
 
 def chart_context(run: Run) -> dict:
-    return {"chart": charts.loss_chart(decided_rows(run))}
+    rows = timeline_rows(run, ROUNDS_SHOWN)
+    decided = [row for row in rows if not row["pending"]]
+    return {
+        "chart": charts.loss_chart(decided),
+        "chart_folded": folded_decisions(run, rows),
+        "chart_rounds": len(decided),
+    }
