@@ -243,7 +243,8 @@ def test_an_answer_no_tool_output_shows_is_sent_back_once(llm_server, workspace)
     assert execution.result.output == "3 lines"
     sent_back = llm_server.requests[2].messages[-1]["content"]
     assert sent_back.startswith("Not yet: the claimed output states '1000'")
-    assert "run a command that prints it" in sent_back
+    # The intent asks for the lines of the one file read: the command itself.
+    assert "call the shell tool with the command wc -l notes.txt" in sent_back
 
 
 def test_a_second_answer_without_evidence_is_taken_as_it_is(llm_server, workspace):
