@@ -237,6 +237,18 @@ def counted_word(request: str) -> str:
     return ""
 
 
+def unguarded_words(request: str) -> set[str]:
+    """Return, lower-cased, the words a count question counts lines by that
+    ``counted_word`` does not take ("errors" in "how many lines contain
+    errors"): no rule checks that the count looks for them."""
+    taken = counted_word(request).lower()
+    words = {
+        (found["quoted"] or found["bare"]).rstrip(".").lower()
+        for found in COUNTED_WORD.finditer(request or "")
+    }
+    return words - {taken}
+
+
 def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:
     """Return the command that printed ``value`` when no command that printed
     it looks for ``word`` (``wc -l app.log`` for the lines holding ERROR),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roles.aggregate import asks_for_count
+from roles.aggregate import asks_for_count, unguarded_words
 from roles.contracts import ExecutionResult
 from roles.evidence import parse_evidence
 from roles.jsonparse import JSONExtractError, extract_json
@@ -70,7 +70,9 @@ def _echoed_word(check: dict[str, Any], request: str) -> str:
         return ""
     word = value.strip()
     plain = re.fullmatch(r"[A-Za-z_][\w-]*", word) is not None
-    return word if plain and appears_word(word, request) else ""
+    # A word the count is of stays a check unless the count rule guards it.
+    guarded = word.lower() not in unguarded_words(request)
+    return word if plain and guarded and appears_word(word, request) else ""
 
 
 def _evaluate(

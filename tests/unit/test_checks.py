@@ -258,6 +258,16 @@ def test_a_word_of_a_count_question_demanded_by_a_check_is_an_echo():
     assert not evaluate_check(rows, blank, workspace=".", request=asked).passed
 
 
+def test_a_word_the_count_is_of_that_no_rule_guards_stays_a_check():
+    counted = shell_result("wc -l app.log", "[exit code 0]\n412 app.log\n")
+    counted = counted.model_copy(update={"output": "412"})
+    asked = "How many lines in app.log contain errors?"
+    errors = {"type": "output_contains", "value": "errors"}
+    assert not evaluate_check(errors, counted, workspace=".", request=asked).passed
+    lines = {"type": "output_contains", "value": "lines"}
+    assert evaluate_check(lines, counted, workspace=".", request=asked).passed
+
+
 def test_a_word_of_a_request_that_is_no_count_still_needs_a_tool_to_show_it():
     shown = shell_result("cat hello.py", "[exit code 0]\nprint('bye')\n")
     said = shown.model_copy(update={"output": "hello"})
