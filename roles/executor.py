@@ -111,7 +111,14 @@ def execute(
             )
             advice = correction.what_was_wrong if correction is not None else ""
             status, output, note, usage, error = _run_model(
-                messages, model, toolbox, max_turns, resume, review, advice
+                messages,
+                model,
+                toolbox,
+                max_turns,
+                resume,
+                review,
+                advice,
+                act_first=correction is not None,
             )
     except ToolPaused as paused:
         paused.state["executor"] = {**paused.state.get("executor", {}), "start": start}
@@ -140,7 +147,12 @@ def _run_offline(subtask: SubTask, model: OfflineModel, toolbox: Toolbox):
     return status, output, None
 
 
-def _run_model(messages, model, toolbox: Toolbox, max_turns, resume, review, advice):
+def _run_model(
+    messages, model, toolbox: Toolbox, max_turns, resume, review, advice, act_first
+):
+    """Run the tool loop; an attempt that answers a correction (``act_first``)
+    calls a tool before it may answer: a claim alone passes no verifiable
+    criterion, and a small model re-states its claim instead of acting."""
     metered = _Metered(model)
     guard = _RepeatGuard(toolbox.call, resume.get("guard"), advice)
     try:
@@ -153,6 +165,7 @@ def _run_model(messages, model, toolbox: Toolbox, max_turns, resume, review, adv
             final_schema=FINAL_SCHEMA,
             resume=resume.get("loop"),
             review=review,
+            act_first=act_first,
         )
     except ToolPaused as paused:
         loop_state = paused.state.pop("loop")

@@ -109,6 +109,7 @@ def run_tool_loop(
     resume: Mapping[str, Any] | None = None,
     review: Review | None = None,
     expect_tools: bool = True,
+    act_first: bool = False,
 ) -> ToolLoopResult:
     """Alternate model turns and tool calls until a final answer or ``max_turns``.
 
@@ -124,6 +125,7 @@ def run_tool_loop(
         raise ValueError(f"protocol must be one of {', '.join(TURNS)}: {protocol!r}")
     loop = _Loop(client, [dict(m) for m in messages], tools, call_tool, final_schema)
     loop.expect_tools = expect_tools
+    loop.act_first = act_first
     loop.use(protocol)
     usage, first = Usage(), 1
     if resume is not None:
@@ -161,6 +163,7 @@ class _Loop:
         self.protocol = "native"
         self.reviews = 0
         self.expect_tools = True
+        self.act_first = False
 
     def use(self, protocol: str) -> None:
         """Switch to ``protocol``, telling the model how to call tools in it."""

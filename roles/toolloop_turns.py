@@ -111,8 +111,13 @@ def native_turn(loop: _Loop):
 
 
 def schema_turn(loop: _Loop):
-    """Ask for one JSON object: a tool call (queued) or the final answer."""
-    schema = tool_choice_schema(loop.tools, loop.final_schema)
+    """Ask for one JSON object: a tool call (queued) or the final answer.
+
+    A loop that must act first (``loop.act_first``) offers no final answer
+    until it has made a call: the reply can only be a call of one of its tools.
+    """
+    final = not (loop.act_first and not loop.calls)
+    schema = tool_choice_schema(loop.tools, loop.final_schema, final=final)
     reply: ChatReply = loop.client.chat(loop.convo, schema=schema, mode="tools:schema")
     visible = split_think(reply.content)[0]
     try:
@@ -130,11 +135,16 @@ def schema_turn(loop: _Loop):
 
 
 def tool_choice_schema(
-    tools: Sequence[ToolSpec], final_schema: Mapping[str, Any] | None = None
+    tools: Sequence[ToolSpec],
+    final_schema: Mapping[str, Any] | None = None,
+    *,
+    final: bool = True,
 ) -> dict[str, Any]:
-    """Return the schema of one reply: a call of one tool, or the final answer."""
+    """Return the schema of one reply: a call of one tool, or (``final``) the
+    final answer."""
     branches = [_branch(t.name, dict(t.parameters)) for t in tools if t.name != FINAL]
-    branches.append(_branch(FINAL, dict(final_schema or {"type": "object"})))
+    if final or not branches:
+        branches.append(_branch(FINAL, dict(final_schema or {"type": "object"})))
     return {"anyOf": branches}
 
 

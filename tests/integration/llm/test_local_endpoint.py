@@ -131,3 +131,35 @@ def test_an_endpoint_seen_calling_natively_keeps_its_protocol(llm_server):
         result = run_tool_loop(llm, TASK, [SHELL], FakeShell())
         assert llm.tool_protocol == "native"
     assert result.final_content == FINAL and len(llm_server.requests) == 3
+
+
+def branch_names(request) -> list[str]:
+    schema = request.response_format["json_schema"]["schema"]
+    return [b["properties"]["name"]["const"] for b in schema["anyOf"]]
+
+
+def test_a_loop_that_must_act_first_is_offered_no_answer_before_its_first_call(
+    llm_server,
+):
+    llm_server.reply(
+        "R3", json.dumps({"name": "shell", "arguments": {"command": "ls"}})
+    )
+    llm_server.reply("R3", json.dumps({"name": "final_answer", "arguments": {"x": 1}}))
+    env = llm_server.env(ARTOO_TOOL_PROTOCOL="schema")
+    tools = FakeShell()
+    with client_for("R3", env) as llm:
+        result = run_tool_loop(llm, TASK, [SHELL, READ], tools, act_first=True)
+    first, second = llm_server.requests
+    assert branch_names(first) == ["shell", "read_file"]
+    assert branch_names(second) == ["shell", "read_file", "final_answer"]
+    assert tools.calls == [("shell", {"command": "ls"})]
+    assert json.loads(result.final_content) == {"x": 1}
+
+
+def test_a_loop_that_need_not_act_first_is_offered_the_answer_at_once(llm_server):
+    llm_server.reply("R3", json.dumps({"name": "final_answer", "arguments": {"x": 2}}))
+    env = llm_server.env(ARTOO_TOOL_PROTOCOL="schema")
+    with client_for("R3", env) as llm:
+        result = run_tool_loop(llm, TASK, [SHELL], FakeShell())
+    assert branch_names(llm_server.requests[0]) == ["shell", "final_answer"]
+    assert json.loads(result.final_content) == {"x": 2}

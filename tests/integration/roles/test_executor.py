@@ -24,6 +24,7 @@ SUBTASK = SubTask(
 )
 FINAL = '{"status": "completed", "output": "3 lines"}'
 DONE = '{"status": "completed", "output": "done"}'
+DONE_JSON = json.loads(DONE)
 
 
 @pytest.fixture
@@ -114,6 +115,39 @@ def test_the_correction_and_prior_outputs_are_in_the_prompt(llm_server, workspac
     assert "What to do instead: run wc -l and report the number" in user
     assert '- shell: {"command": "cat notes.txt"}' in user
     assert "subtask 1 created notes.txt" in user
+
+
+def offered(request) -> list[str]:
+    """Return the tools (and final_answer) a schema-protocol request offers."""
+    schema = request.response_format["json_schema"]["schema"]
+    return [b["properties"]["name"]["const"] for b in schema["anyOf"]]
+
+
+def test_an_attempt_answering_a_correction_must_call_a_tool_before_it_answers(
+    llm_server, workspace
+):
+    correction = CorrectionSignal(
+        subtask_id="sub-7",
+        attempt_number=1,
+        what_was_wrong="the claimed deletion is not shown by any tool output",
+        what_to_do="delete it (rm notes.txt)",
+    )
+    call = {"name": "shell", "arguments": {"command": "wc -l < notes.txt"}}
+    llm_server.reply("R3", json.dumps(call))
+    llm_server.reply("R3", json.dumps({"name": "final_answer", "arguments": DONE_JSON}))
+    env = {"ARTOO_TOOL_PROTOCOL": "schema"}
+    execution = run(llm_server, workspace, correction=correction, attempt=2, env=env)
+    first, second = llm_server.requests
+    assert "final_answer" not in offered(first)
+    assert offered(second)[-1] == "final_answer"
+    assert execution.result.tool_calls[0].startswith('shell: {"command": "wc -l')
+    assert execution.result.status == "completed"
+
+
+def test_a_first_attempt_may_answer_at_once(llm_server, workspace):
+    llm_server.reply("R3", json.dumps({"name": "final_answer", "arguments": DONE_JSON}))
+    run(llm_server, workspace, env={"ARTOO_TOOL_PROTOCOL": "schema"})
+    assert offered(llm_server.requests[0])[-1] == "final_answer"
 
 
 def test_a_repeated_call_is_blocked_once_then_fails_the_attempt(llm_server, workspace):
