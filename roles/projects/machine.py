@@ -200,6 +200,7 @@ def _judge(state: ProjectState, verdict: QAVerdict, config: ProjectConfig) -> Re
     route = after_qa(verdict, task.attempt, config)
     if route == "mark_complete":
         summary = (task.result and task.result.result_summary) or verdict.feedback
+        state = update(state, changed_tasks=state.changed_tasks + 1)
         return _complete(state, _entry(task, summary, config), config)
     trigger = "qa_failed" if route == "increment_attempt" else "max_attempts"
     problem = escalate(
@@ -255,9 +256,7 @@ def _on_assessor(state: ProjectState, event: Any, config: ProjectConfig) -> Resu
         )
         return ask_task_planner(state)
     if route == "report":
-        done = f"all {len(state.milestones)} milestones complete"
-        finish = FinishProject(status="complete", reason=done)
-        return update(state, phase="complete", awaiting=""), [finish]
+        return _report(state)
     if route == "scope_agent":
         return _rescope(state, verdict, config)
     if verdict.verdict == "aligned":
@@ -271,6 +270,28 @@ def _on_assessor(state: ProjectState, event: Any, config: ProjectConfig) -> Resu
     window = clear_carry_forward(state.window)
     state = update(state, correction_hint=verdict.correction_hint, window=window)
     return ask_task_planner(state, (RecordEscalation(event=problem),))
+
+
+def _report(state: ProjectState) -> Result:
+    """End the project: complete only when some task's changed files passed QA.
+
+    Skips are the TaskPlanner's word that the work is there; when every task
+    was skipped, the repository shows none of the request's work, and
+    "complete" would be a claim without evidence.
+    """
+    count = len(state.milestones)
+    if not state.changed_tasks:
+        reason = (
+            f"the Assessor judged all {count} milestones complete, but no task "
+            f"changed a file: every one of the {state.completed_tasks} tasks was "
+            "skipped as already done, and the repository shows none of the "
+            "request's work"
+        )
+        finish = FinishProject(status="failed", reason=reason)
+        return update(state, phase="failed", awaiting=""), [finish]
+    done = f"all {count} milestone{'s' if count != 1 else ''} complete"
+    finish = FinishProject(status="complete", reason=done)
+    return update(state, phase="complete", awaiting=""), [finish]
 
 
 def _rescope(

@@ -89,6 +89,8 @@ class ProjectState(Contract):
     correction_hint: str = ""
     tasks_since_review: int = Field(default=0, ge=0)
     completed_tasks: int = Field(default=0, ge=0)
+    # Tasks QA passed on files their Run changed (a skip changes nothing).
+    changed_tasks: int = Field(default=0, ge=0)
     rescopes: int = Field(default=0, ge=0)
     dispatched: list[str] = Field(default_factory=list)
 

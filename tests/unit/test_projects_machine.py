@@ -189,3 +189,30 @@ def test_a_skip_is_done_without_a_run():
     assert kinds(actions) == ["record_done", "ask_task_planner"]
     assert actions[0].entry.result_summary.startswith("Skipped")
     assert state.dispatched == [] and state.completed_tasks == 1
+
+
+def test_a_project_whose_every_task_was_skipped_fails_at_its_report():
+    state, _ = scoped(TWO[:1])
+    state, _ = plan(state, "skip", description="Colony model exists")
+    state, _ = plan(state, "skip", description="Colony model exists")
+    state, _ = plan(state, "milestone_done")
+    state, actions = assess(state, "milestone_complete")
+    assert state.phase == "failed" and state.changed_tasks == 0
+    assert kinds(actions) == ["finish_project"] and actions[0].status == "failed"
+    assert "no task changed a file" in actions[0].reason
+    assert "every one of the 2 tasks" in actions[0].reason
+
+
+def test_one_task_with_changed_files_lets_a_project_with_skips_complete():
+    state, _ = scoped(TWO[:1])
+    state, _ = plan(state, "skip", description="Colony model exists")
+    state, _ = one_task(state, "Colony panel")
+    state, _ = plan(state, "milestone_done")
+    state, actions = assess(state, "milestone_complete")
+    assert (state.phase, state.changed_tasks, state.completed_tasks) == (
+        "complete",
+        1,
+        2,
+    )
+    assert actions[0].status == "complete"
+    assert actions[0].reason == "all 1 milestone complete"
