@@ -37,6 +37,8 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 # Tools whose failures are raised as ``ERROR: …``: their other output is data.
 DATA_TOOLS = ("read_file", "write_file", "glob", "search", "fetch_url")
 _ECHO = re.compile(r"^\s*(?:echo|printf)\b[^$`|<>;&()\n\\]*$")
+# Inside single quotes the shell expands nothing: `, $, | and ; are text there.
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
 _DECODER = json.JSONDecoder()
 # Why a call counts as failed when only its output head is known: these are the
 # markers our tools and shells print on failure (R4a's environmental regex plus
@@ -111,12 +113,15 @@ def only_echoes(entry: object) -> bool:
 
     ``echo 1144`` shows nothing but the words the model gave it: no expansion,
     substitution, pipe or redirection, so its output is the claim, not evidence.
+    What stands in single quotes is literal (``echo 'the `f` function works'``).
     """
     call = parse_evidence(entry)
     if call is None or call.tool != "shell":
         return False
     command = call.args.get("command")
-    return isinstance(command, str) and _ECHO.match(command) is not None
+    if not isinstance(command, str):
+        return False
+    return _ECHO.match(_SINGLE_QUOTED.sub("''", command)) is not None
 
 
 def is_failed_call(call: ToolCall) -> bool:
