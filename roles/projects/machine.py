@@ -281,10 +281,11 @@ def _report(state: ProjectState) -> Result:
     """
     count = len(state.milestones)
     if not state.changed_tasks:
+        done = state.completed_tasks
+        skipped = f"all {done} tasks done were skips" if done else "no task was done"
         reason = (
-            f"the Assessor judged all {count} milestones complete, but no task "
-            f"changed a file: every one of the {state.completed_tasks} tasks was "
-            "skipped as already done, and the repository shows none of the "
+            f"the Assessor judged the {count} milestone(s) complete, but no task "
+            f"changed a file ({skipped}): the repository shows none of the "
             "request's work"
         )
         finish = FinishProject(status="failed", reason=reason)

@@ -200,7 +200,15 @@ def test_a_project_whose_every_task_was_skipped_fails_at_its_report():
     assert state.phase == "failed" and state.changed_tasks == 0
     assert kinds(actions) == ["finish_project"] and actions[0].status == "failed"
     assert "no task changed a file" in actions[0].reason
-    assert "every one of the 2 tasks" in actions[0].reason
+    assert "(all 2 tasks done were skips)" in actions[0].reason
+
+
+def test_a_project_with_no_task_done_fails_at_its_report():
+    state, _ = scoped(TWO[:1])
+    state, _ = plan(state, "milestone_done")
+    state, actions = assess(state, "milestone_complete")
+    assert actions[0].status == "failed"
+    assert "no task changed a file (no task was done)" in actions[0].reason
 
 
 def test_one_task_with_changed_files_lets_a_project_with_skips_complete():
