@@ -188,6 +188,9 @@ EXAMPLE_FIELDS = ("a.b", "a.b.0", "...", "")
 # A pattern that matches each of these whole (".*", "^.+$") matches any line:
 # it names no format either.
 ANY_TEXT = ("x", "The total is 1,250.", "/srv/a b.txt: 3")
+# "$" before a word can never match: such a pattern ("ls -l $directory |
+# grep -c '.*\.py'") is a command copied into the check, not a format.
+NEVER_MATCHES = re.compile(r"(?<!\\)\$[A-Za-z_{]")
 
 
 def _output_matches(check, result, _workspace) -> CheckResult:
@@ -202,6 +205,8 @@ def _output_matches(check, result, _workspace) -> CheckResult:
     if all(regex.fullmatch(text) for text in ANY_TEXT):
         # ".*" matches the whole claim, which no tool prints word for word.
         return _any_output(f"/{pattern}/", result)
+    if NEVER_MATCHES.search(pattern):
+        return _any_output(f"/{pattern}/ (it can never match)", result)
     for loose, candidate in ((False, regex), (True, _spaced_regex(pattern, flags))):
         for where, text in _texts(result, loose=loose) if candidate else ():
             match = candidate.search(text)

@@ -291,3 +291,22 @@ def test_the_prompts_example_field_names_no_field(field):
     blank = counted.model_copy(update={"output": ""})
     assert not check("json_field", blank, path=field).passed
     assert not check("json_field", counted, path="lines").passed
+
+
+@pytest.mark.parametrize(
+    "pattern", ["ls -l $directory | grep -c '.*\\.py'", "${dir}/a.py", "x$files"]
+)
+def test_a_pattern_that_can_never_match_names_no_format(pattern):
+    counted = shell_result(
+        "find project -name '*.py' | wc -l", "[exit code 0]\n17\n"
+    ).model_copy(update={"output": "17"})
+    verdict = check("output_matches", counted, pattern=pattern)
+    assert verdict.passed and "(it can never match) names no format" in verdict.evidence
+    blank = shell_result("true", "[exit code 0]\n").model_copy(update={"output": ""})
+    assert not check("output_matches", blank, pattern=pattern).passed
+
+
+@pytest.mark.parametrize("pattern", ["^\\d+$", "cost \\$\\d+", "(a|b)$"])
+def test_an_end_anchor_or_an_escaped_dollar_is_still_a_format(pattern):
+    verdict = check("output_matches", HELLO, pattern=pattern)
+    assert "names no format" not in verdict.evidence
