@@ -225,8 +225,14 @@ def test_a_pattern_that_names_no_format_is_met_by_any_output_a_tool_shows(patter
     assert not check("output_matches", blank, pattern=pattern).passed
 
 
-@pytest.mark.parametrize("pattern", [".*", "^.+$", "(?s).*", "[\\s\\S]*"])
-def test_a_pattern_that_matches_any_line_names_no_format(pattern):
+# Any line matches the first four; the last three can never match ("$" before
+# a word: a command copied into the check).
+@pytest.mark.parametrize(
+    "pattern",
+    [".*", "^.+$", "(?s).*", "[\\s\\S]*"]
+    + ["ls -l $directory | grep -c '.*\\.py'", "${dir}/a.py", "x$files"],
+)
+def test_a_pattern_that_matches_any_line_or_none_names_no_format(pattern):
     summed = shell_result(
         "awk -F, '{s+=$4} END{print s}' a.csv", "[exit code 0]\n44025\n"
     )
@@ -291,19 +297,6 @@ def test_the_prompts_example_field_names_no_field(field):
     blank = counted.model_copy(update={"output": ""})
     assert not check("json_field", blank, path=field).passed
     assert not check("json_field", counted, path="lines").passed
-
-
-@pytest.mark.parametrize(
-    "pattern", ["ls -l $directory | grep -c '.*\\.py'", "${dir}/a.py", "x$files"]
-)
-def test_a_pattern_that_can_never_match_names_no_format(pattern):
-    counted = shell_result(
-        "find project -name '*.py' | wc -l", "[exit code 0]\n17\n"
-    ).model_copy(update={"output": "17"})
-    verdict = check("output_matches", counted, pattern=pattern)
-    assert verdict.passed and "(it can never match) names no format" in verdict.evidence
-    blank = shell_result("true", "[exit code 0]\n").model_copy(update={"output": ""})
-    assert not check("output_matches", blank, pattern=pattern).passed
 
 
 @pytest.mark.parametrize("pattern", ["^\\d+$", "cost \\$\\d+", "(a|b)$"])
