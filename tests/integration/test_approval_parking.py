@@ -12,7 +12,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from artoo_web import api_tokens, bus, runs, runtime
+from artoo_web import api_tokens, bus, redisconn, runs, runtime, topics
 from artoo_web.handlers import HANDLERS, executor, meta_validator
 from artoo_web.models import Approval, BusMessage, Run, TraceEvent
 from tests.conftest import wait_until
@@ -80,6 +80,17 @@ def test_a_redelivered_decision_resumes_nothing(celery_worker, user):
     run = finished(run)
     outcomes = BusMessage.objects.filter(run=run, type="SubTaskOutcome").count()
     decision = BusMessage.objects.get(run=run, type="ApprovalDecision")
+    # The decision's handler resumes the subtask before it marks the decision
+    # delivered and drops its lease: the run can end while that delivery holds it.
+    wait_until(
+        lambda: (
+            BusMessage.objects.filter(
+                id=decision.id, delivered_at__isnull=False
+            ).exists()
+            and not redisconn.client().exists(topics.lease_key(decision.id))
+        ),
+        what="the decision's first delivery to end",
+    )
     BusMessage.objects.filter(id=decision.id).update(delivered_at=None)
     assert bus.deliver(decision.id, HANDLERS) == "delivered"
     assert executor.resume(approval.id) == "already-resumed"
