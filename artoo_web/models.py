@@ -41,11 +41,11 @@ def default_control() -> str:
 class ProjectStatus(models.TextChoices):
     """A project's phase (``roles.projects.state.Phase``): who it waits on."""
 
-    SCOPE = "scope", "scoping"
-    PLAN = "plan", "planning"
-    IMPLEMENT = "implement", "implementing"
-    QA = "qa", "checking"
-    ASSESS = "assess", "assessing"
+    SCOPE = "scope", "Scoping"
+    PLAN = "plan", "Planning"
+    IMPLEMENT = "implement", "Implementing"
+    QA = "qa", "Checking"
+    ASSESS = "assess", "Assessing"
     COMPLETE = "complete"
     FAILED = "failed"
     CANCELLED = "cancelled"

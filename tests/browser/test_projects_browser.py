@@ -174,7 +174,7 @@ def notes_directory(allowed):
 def test_a_project_fills_its_page_live_to_its_end(alice, model, allowed):
     start_project(alice, FINISHED, notes_directory(allowed))
     alice.evaluate("window.sameDocument = true")
-    expect_status(alice, "scoping")
+    expect_status(alice, "Scoping")
     expect(alice.locator("#project-remit")).to_contain_text("has not answered yet")
 
     model.gates.open("scope")
@@ -182,7 +182,7 @@ def test_a_project_fills_its_page_live_to_its_end(alice, model, allowed):
     expect(alice.locator("#milestone-0")).to_contain_text(MILESTONE)
 
     # The Assessor's verdict is held: the task is done and its run listed.
-    expect_status(alice, "assessing")
+    expect_status(alice, "Assessing")
     run_link = alice.locator("#project-runs a", has_text="t1-a1")
     expect(run_link).to_have_count(1)
     expect(alice.locator("#project-runs li", has_text="t1-a1")).to_contain_text("Done")
@@ -207,7 +207,7 @@ def test_a_project_fills_its_page_live_to_its_end(alice, model, allowed):
 
 def test_cancel_ends_an_active_project_from_its_page(alice, allowed):
     start_project(alice, CANCELLED, allowed / "cancelled")
-    expect_status(alice, "scoping")
+    expect_status(alice, "Scoping")
 
     alice.get_by_role("button", name="Cancel project").click()
 
