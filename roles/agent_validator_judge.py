@@ -20,11 +20,13 @@ from roles.agent_validator_prompts import (
 from roles.aggregate import (
     asks_for_aggregate,
     asks_for_count,
+    asks_for_file_count,
     asks_for_sum,
     column_total_command,
     computed,
     computing_error,
     counted_word,
+    counts_lines_of_files,
     counts_other_lines,
     empty_sum,
     is_number,
@@ -187,6 +189,16 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             f"the claimed {value} was printed by `{command}`, which does not look "
             f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
             f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
+        )
+    files = asks_for_file_count(request, subtask.intent)
+    lengths = [(f, c) for f in numbers if (c := counts_lines_of_files(f, calls))]
+    if files and numbers and len(lengths) == len(numbers):
+        value, command = lengths[0]
+        return (
+            f"the claimed {value} was printed by `{command}`, which counts the "
+            "lines inside the files it names, not the files: list the files and "
+            "count the list (find DIR -type f -name '*.py' | wc -l); "
+            f"{NO_EVIDENCE}"
         )
     read = [
         f

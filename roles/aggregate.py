@@ -73,6 +73,17 @@ COUNTED_WORD = re.compile(
     r"(?:the\s+(?:word|string|text|term)\s+)?"
     r"(?:(?P<q>['\"`])(?P<quoted>[^'\"`\n]+)(?P=q)|(?P<bare>[A-Za-z_][\w.-]*))"
 )
+# "How many Python files", "the number of .py files", "count the directories":
+# a count of files, which a listing piped into a counter computes. The words
+# between may not make it a count of something in the files ("how many lines
+# in the files").
+_NOT_FILES = r"(?:lines?|words?|bytes?|char\w*|rows?|in|of|do|does|did|have|has|are|is)"
+FILES_COUNTED = re.compile(
+    r"\b(?:how many|number of|count(?:\s+of)?(?:\s+the)?)\s+"
+    rf"(?!{_NOT_FILES}\b)(?:(?!{_NOT_FILES}\b)[\w.*'-]+\s+){{0,3}}"
+    r"(?:files|directories|folders|scripts|modules)\b",
+    re.IGNORECASE,
+)
 INVERTED = re.compile(r"\bgrep\b[^|;&]*\s(?:-\w*v\w*|--invert-match)\b")
 WORD_INTRO = re.compile(r"\bthe\s+(?:word|string|text|term)\s+$", re.IGNORECASE)
 # A number standing on its own: not a digit run inside a path, a name or a date.
@@ -247,6 +258,40 @@ def unguarded_words(request: str) -> set[str]:
         for found in COUNTED_WORD.finditer(request or "")
     }
     return words - {taken}
+
+
+def asks_for_file_count(*texts: str) -> bool:
+    """Return True when ``texts`` ask how many files (or directories) there are."""
+    return any(FILES_COUNTED.search(text or "") for text in texts)
+
+
+def counts_lines_of_files(value: str, entries: Iterable[str]) -> str:
+    """Return the command that printed ``value`` when every command that printed
+    it counts the lines of files it names (``wc -l app/main.py``, ``cat a.py |
+    wc -l``): that is a file's length, not a count of files. Else ""."""
+    commands = [command for command, error in _printers(value, entries) if not error]
+    if not commands or not all(_wc_of_named_files(c) for c in commands):
+        return ""
+    return commands[0]
+
+
+def _wc_of_named_files(command: str) -> bool:
+    """Return True when ``command`` is ``wc`` over the files it names, alone or
+    fed by ``cat`` of files: what it counts is inside them."""
+    stages = [stage.strip() for stage in command.split("|")]
+    if not stages or len(stages) > 2 or re.search(r"[;&<>`$]", command):
+        return False
+    try:
+        words = [shlex.split(stage) for stage in stages]
+    except ValueError:
+        return False
+    if not all(words) or words[-1][0] != "wc":
+        return False
+    operands = [w for w in words[-1][1:] if not w.startswith("-")]
+    if len(words) == 1:
+        return bool(operands)
+    feeder = words[0]
+    return not operands and feeder[0] == "cat" and len(feeder) > 1
 
 
 def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:

@@ -6,6 +6,7 @@ from roles.agent_validator_judge import invented_facts
 from roles.aggregate import (
     NUMBER,
     asks_for_aggregate,
+    asks_for_file_count,
     column_total_command,
     computed,
     counted_word,
@@ -376,3 +377,60 @@ def test_a_command_that_searches_for_the_word_counts_it(command):
     grep = format_evidence("shell", {"command": command}, "[exit code 0]\n29")
     asked = "How many lines in /srv/app.log contain the word ERROR?"
     assert judged("Count the ERROR lines", "29", grep, request=asked) == ""
+
+
+PROJECT = "/srv/project"
+FIND = format_evidence(
+    "shell",
+    {"command": f"find {PROJECT} -type f -name '*.py'"},
+    "[exit code 0]\n" + "\n".join(f"{PROJECT}/app/m{n}.py" for n in range(17)),
+)
+FILES_ASKED = f"How many Python files are there under {PROJECT}?"
+
+
+def shell(command: str, output: str) -> str:
+    return format_evidence("shell", {"command": command}, f"[exit code 0]\n{output}")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [f"wc -l {PROJECT}/app/m0.py", f"cat {PROJECT}/app/m0.py | wc -l"],
+)
+def test_the_length_of_one_file_is_not_a_count_of_files(command):
+    # A small model listed the 17 files, then answered with `wc -l` of one.
+    length = shell(command, f"1 {PROJECT}/app/m0.py" if "cat" not in command else "1")
+    claim = '{"file_exists": true, "output_matches": {"count": 1}}'
+    reason = judged("Count the Python files", claim, FIND, length, request=FILES_ASKED)
+    assert reason.startswith(f"the claimed 1 was printed by `{command}`")
+    assert "find DIR -type f -name '*.py' | wc -l" in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"find {PROJECT} -type f -name '*.py' | wc -l",
+        f"ls -R {PROJECT} | grep -c '\\.py$'",
+        f"find {PROJECT} -name '*.py' -exec echo {{}} \\; | wc -l",
+    ],
+)
+def test_a_count_of_the_listing_stands(command):
+    counted = shell(command, "17")
+    reason = judged("Count the Python files", "17", FIND, counted, request=FILES_ASKED)
+    assert reason == ""
+
+
+@pytest.mark.parametrize(
+    ("request_text", "asked"),
+    [
+        ("How many Python files are there under /srv/project?", True),
+        ("What is the number of .py files in src?", True),
+        ("Count the directories under /srv.", True),
+        ("How many test modules does the repo have?", True),
+        ("How many lines in the files under src?", False),
+        ("How many lines do the Python files have?", False),
+        ("How many words are in notes.txt?", False),
+        ("How many lines does /srv/a.py have?", False),
+    ],
+)
+def test_which_questions_count_files(request_text, asked):
+    assert asks_for_file_count(request_text) is asked
