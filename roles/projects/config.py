@@ -23,7 +23,10 @@ class ProjectConfig:
     7"). The spec names ``max_attempts`` and ``divergence``/``escalation``
     texts without numbers: 3 attempts (a first try and two retries) matches
     GGS's ``max_replans``; the free texts get the remit's and QA feedback's
-    sizes. ``max_rescopes`` stops a project whose re-scopes never converge.
+    sizes. ``max_rescopes`` stops a project whose re-scopes never converge;
+    ``max_claims`` hands a milestone whose "done" claim the Assessor refused that
+    many times in a row to the ScopeAgent as a divergence (a TaskPlanner that
+    only repeats the claim makes no progress, and nothing else would stop it).
     ``research_calls`` caps the ``explain_code``/``ask`` calls of one ScopeAgent
     or TaskPlanner turn (the spec gives the tools, not a number): three answers
     of at most about 2,000 characters each stay small beside a 12k budget.
@@ -44,6 +47,7 @@ class ProjectConfig:
     review_interval: int = 5
     max_attempts: int = 3
     max_rescopes: int = 3
+    max_claims: int = 3
     research_calls: int = 3
     scope_agent_tokens: int = 15_000
     task_planner_tokens: int = 12_000

@@ -123,6 +123,8 @@ def _on_plan(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
     window = with_carry_forward(state.window, plan.carry_forward, config)
     state = update(state, window=window)
     route = after_task_planner(plan)
+    if route in ("implementor", "mark_complete"):
+        state = update(state, claims=0)
     if route == "implementor":
         return _dispatch(*_task_for(state, plan))
     if route == "mark_complete":
@@ -139,6 +141,7 @@ def _on_plan(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
         )
         actions = (RecordEscalation(event=problem),)
         return ask_assessor(state, "abort", plan.escalation_context, actions)
+    state = update(state, claims=state.claims + 1)
     return ask_assessor(state, "milestone_done", "", ())
 
 
@@ -252,15 +255,19 @@ def _on_assessor(state: ProjectState, event: Any, config: ProjectConfig) -> Resu
     route = after_assessor(verdict, state.milestone_index, len(state.milestones))
     if route == "next_milestone":
         state = update(
-            state, milestone_index=state.milestone_index + 1, window=Window()
+            state, milestone_index=state.milestone_index + 1, window=Window(), claims=0
         )
         return ask_task_planner(state)
     if route == "report":
         return _report(state)
     if route == "scope_agent":
         return _rescope(state, verdict, config)
+    if state.claims >= config.max_claims:
+        return _rescope(state, _refused_claims(state, verdict, config), config)
     if verdict.verdict == "aligned":
-        return ask_task_planner(state)
+        # A refused "done" claim: the hint is why, so the TaskPlanner hears it.
+        hint = verdict.correction_hint if state.claims else ""
+        return ask_task_planner(update(state, correction_hint=hint))
     problem = escalate(
         "minor_drift",
         milestone_index=state.milestone_index,
@@ -295,6 +302,20 @@ def _report(state: ProjectState) -> Result:
     return update(state, phase="complete", awaiting=""), [finish]
 
 
+def _refused_claims(
+    state: ProjectState, verdict: AssessorVerdict, config: ProjectConfig
+) -> AssessorVerdict:
+    """Return the divergence of a milestone whose "done" claim keeps being refused."""
+    why = verdict.correction_hint or verdict.divergence_analysis
+    analysis = (
+        f"The TaskPlanner claimed milestone {state.milestone_index + 1} done "
+        f"{state.claims} times in a row and the Assessor refused each claim"
+        + (f": {why}" if why else ".")
+    )
+    text = analysis[: config.divergence_chars]
+    return AssessorVerdict(verdict="major_divergence", divergence_analysis=text)
+
+
 def _rescope(
     state: ProjectState, verdict: AssessorVerdict, config: ProjectConfig
 ) -> Result:
@@ -310,7 +331,7 @@ def _rescope(
         reason = f"still diverging after {state.rescopes} re-scopes: {analysis}"
         finish = FinishProject(status="failed", reason=reason)
         return update(state, phase="failed", awaiting=""), [*actions, finish]
-    state = update(state, rescopes=state.rescopes + 1)
+    state = update(state, rescopes=state.rescopes + 1, claims=0)
     return ask_scope_agent(state, analysis, actions)
 
 

@@ -92,6 +92,8 @@ class ProjectState(Contract):
     # Tasks QA passed on files their Run changed (a skip changes nothing).
     changed_tasks: int = Field(default=0, ge=0)
     rescopes: int = Field(default=0, ge=0)
+    # milestone_done claims in a row that the Assessor did not accept.
+    claims: int = Field(default=0, ge=0)
     dispatched: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -224,3 +224,44 @@ def test_one_task_with_changed_files_lets_a_project_with_skips_complete():
     )
     assert actions[0].status == "complete"
     assert actions[0].reason == "all 1 milestone complete"
+
+
+NOT_DONE = "The --json flag is not in greet.py yet"
+
+
+def test_a_refused_done_claim_tells_the_task_planner_why():
+    state, _ = scoped()
+    state, _ = plan(state, "milestone_done")
+    state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
+    assert kinds(actions) == ["ask_task_planner"]
+    assert actions[0].view.correction_hint == NOT_DONE
+
+
+def test_a_done_claim_refused_three_times_in_a_row_goes_to_the_scope_agent():
+    # A small TaskPlanner repeated "milestone_done" until its project was cancelled.
+    state, _ = scoped()
+    for _ in range(2):
+        state, _ = plan(state, "milestone_done")
+        state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
+        assert kinds(actions) == ["ask_task_planner"]
+    state, _ = plan(state, "milestone_done")
+    state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
+    assert kinds(actions) == ["record_escalation", "ask_scope_agent"]
+    assert (actions[0].event.tier, actions[0].event.trigger) == (3, "major_divergence")
+    assert actions[1].divergence_analysis == (
+        "The TaskPlanner claimed milestone 1 done 3 times in a row and the "
+        f"Assessor refused each claim: {NOT_DONE}"
+    )
+    assert state.rescopes == 1 and state.claims == 0
+
+
+def test_work_between_refused_claims_restarts_their_count():
+    state, _ = scoped()
+    for _ in range(2):
+        state, _ = plan(state, "milestone_done")
+        state, _ = assess(state, "minor_drift", correction_hint=NOT_DONE)
+    state, _ = one_task(state)
+    for _ in range(2):
+        state, _ = plan(state, "milestone_done")
+        state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
+    assert kinds(actions) == ["ask_task_planner"] and state.claims == 2
