@@ -123,9 +123,9 @@ def _on_plan(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
     window = with_carry_forward(state.window, plan.carry_forward, config)
     state = update(state, window=window)
     route = after_task_planner(plan)
-    if route in ("implementor", "mark_complete"):
-        state = update(state, claims=0)
     if route == "implementor":
+        # Only work restarts the count of refused claims: a skip changes nothing.
+        state = update(state, claims=0)
         return _dispatch(*_task_for(state, plan))
     if route == "mark_complete":
         state, task = _task_for(state, plan)

@@ -265,3 +265,12 @@ def test_work_between_refused_claims_restarts_their_count():
         state, _ = plan(state, "milestone_done")
         state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
     assert kinds(actions) == ["ask_task_planner"] and state.claims == 2
+
+
+def test_a_skip_between_refused_claims_does_not_restart_their_count():
+    state, _ = scoped()
+    for _ in range(3):
+        state, _ = plan(state, "skip", description="Already there")
+        state, _ = plan(state, "milestone_done")
+        state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
+    assert kinds(actions) == ["record_escalation", "ask_scope_agent"]
