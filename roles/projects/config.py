@@ -27,6 +27,11 @@ class ProjectConfig:
     ``max_claims`` hands a milestone whose "done" claim the Assessor refused that
     many times in a row to the ScopeAgent as a divergence (a TaskPlanner that
     only repeats the claim makes no progress, and nothing else would stop it).
+    ``max_skips`` skips in a row with no task run are the TaskPlanner's word that
+    the milestone's work is there: the Assessor is asked, as for a "done" claim,
+    and a refusal counts toward ``max_claims`` (a TaskPlanner that only skips
+    would otherwise never stop). It is the review interval, so the claim takes
+    the place of the periodic review the fifth skip would have called.
     ``research_calls`` caps the ``explain_code``/``ask`` calls of one ScopeAgent
     or TaskPlanner turn (the spec gives the tools, not a number): three answers
     of at most about 2,000 characters each stay small beside a 12k budget.
@@ -48,6 +53,7 @@ class ProjectConfig:
     max_attempts: int = 3
     max_rescopes: int = 3
     max_claims: int = 3
+    max_skips: int = 5
     research_calls: int = 3
     scope_agent_tokens: int = 15_000
     task_planner_tokens: int = 12_000

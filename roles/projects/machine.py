@@ -21,6 +21,7 @@ from roles.projects.contracts import (
     read,
 )
 from roles.projects.events import (
+    Action,
     Cancel,
     DispatchTask,
     FinishProject,
@@ -125,12 +126,12 @@ def _on_plan(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
     route = after_task_planner(plan)
     if route == "implementor":
         # Only work restarts the count of refused claims: a skip changes nothing.
-        state = update(state, claims=0)
+        state = update(state, claims=0, skips=0)
         return _dispatch(*_task_for(state, plan))
     if route == "mark_complete":
         state, task = _task_for(state, plan)
         entry = _entry(task, SKIPPED, config)
-        return _complete(state, entry, config)
+        return _complete(update(state, skips=state.skips + 1), entry, config)
     if route == "mark_failed":
         problem = escalate(
             "abort",
@@ -244,9 +245,26 @@ def _complete(state: ProjectState, entry: DoneEntry, config: ProjectConfig) -> R
         completed_tasks=state.completed_tasks + 1,
     )
     actions = (RecordDone(milestone_index=state.milestone_index, entry=entry),)
+    if state.skips >= config.max_skips:
+        return _skips_as_claim(state, actions)
     if after_mark_complete(state.tasks_since_review, config) == "assessor":
         return ask_assessor(state, "periodic", "", actions)
     return ask_task_planner(state, actions)
+
+
+def _skips_as_claim(state: ProjectState, actions: tuple[Action, ...]) -> Result:
+    """Ask the Assessor whether skipped tasks mean the milestone is done.
+
+    Every skip says the task's work is already there; several in a row with no
+    task run say it of the milestone. The Assessor judges that as a "done"
+    claim, so a refusal counts toward the refused claims' bound.
+    """
+    context = (
+        f"The TaskPlanner skipped {state.skips} tasks in a row as already done "
+        "and ran none: judge whether the milestone's work is there."
+    )
+    state = update(state, skips=0, claims=state.claims + 1)
+    return ask_assessor(state, "milestone_done", context, actions)
 
 
 def _on_assessor(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
@@ -255,7 +273,11 @@ def _on_assessor(state: ProjectState, event: Any, config: ProjectConfig) -> Resu
     route = after_assessor(verdict, state.milestone_index, len(state.milestones))
     if route == "next_milestone":
         state = update(
-            state, milestone_index=state.milestone_index + 1, window=Window(), claims=0
+            state,
+            milestone_index=state.milestone_index + 1,
+            window=Window(),
+            claims=0,
+            skips=0,
         )
         return ask_task_planner(state)
     if route == "report":
@@ -331,7 +353,7 @@ def _rescope(
         reason = f"still diverging after {state.rescopes} re-scopes: {analysis}"
         finish = FinishProject(status="failed", reason=reason)
         return update(state, phase="failed", awaiting=""), [*actions, finish]
-    state = update(state, rescopes=state.rescopes + 1, claims=0)
+    state = update(state, rescopes=state.rescopes + 1, claims=0, skips=0)
     return ask_scope_agent(state, analysis, actions)
 
 

@@ -94,6 +94,8 @@ class ProjectState(Contract):
     rescopes: int = Field(default=0, ge=0)
     # milestone_done claims in a row that the Assessor did not accept.
     claims: int = Field(default=0, ge=0)
+    # Tasks skipped in a row since a task last ran (work in hand elsewhere).
+    skips: int = Field(default=0, ge=0)
     dispatched: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

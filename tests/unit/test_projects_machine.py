@@ -274,3 +274,50 @@ def test_a_skip_between_refused_claims_does_not_restart_their_count():
         state, _ = plan(state, "milestone_done")
         state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
     assert kinds(actions) == ["record_escalation", "ask_scope_agent"]
+
+
+def test_five_skips_in_a_row_ask_the_assessor_whether_the_milestone_is_done():
+    state, _ = scoped()
+    for number in range(4):
+        state, actions = plan(state, "skip", description=f"Already there {number}")
+        assert kinds(actions) == ["record_done", "ask_task_planner"]
+    state, actions = plan(state, "skip", description="Already there 4")
+    assert kinds(actions) == ["record_done", "ask_assessor"]
+    assert actions[1].view.trigger == "milestone_done"
+    assert actions[1].view.context == (
+        "The TaskPlanner skipped 5 tasks in a row as already done and ran none: "
+        "judge whether the milestone's work is there."
+    )
+    assert (state.claims, state.skips) == (1, 0)
+    state, actions = assess(state, "milestone_complete")
+    assert kinds(actions) == ["ask_task_planner"] and state.milestone_index == 1
+
+
+def test_a_planner_that_only_skips_goes_to_the_scope_agent_then_fails():
+    # Skips alone never ended a project: each periodic review could say aligned.
+    state, _ = scoped()
+    skips, rescoped = 0, 0
+    while state.phase not in ("failed", "complete") and skips < 100:
+        state, actions = plan(state, "skip", description="Already there")
+        skips += 1
+        if actions[-1].kind == "ask_assessor":
+            state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
+        if actions[-1].kind == "ask_scope_agent":
+            assert "refused each claim" in actions[-2].event.detail
+            rescoped += 1
+            scope = Scope(remit="Colony management", milestones=TWO)
+            state, _ = step(state, ScopeReply(request_id=state.awaiting, scope=scope))
+    # Five skips make a claim, three refused claims a re-scope, three re-scopes.
+    assert (state.phase, skips, rescoped) == ("failed", 60, 3)
+    assert "still diverging after 3 re-scopes" in actions[-1].reason
+
+
+def test_a_task_run_between_skips_restarts_their_count():
+    state, _ = scoped()
+    for _ in range(3):
+        state, _ = plan(state, "skip", description="Already there")
+    state, _ = one_task(state)
+    state, actions = plan(state, "skip", description="Already there")
+    assert state.skips == 1
+    state, actions = assess(state, "aligned")
+    assert kinds(actions) == ["ask_task_planner"] and state.claims == 0
