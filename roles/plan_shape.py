@@ -27,10 +27,18 @@ whole line be something else, so no output meets both and the subtask can never
 pass. ``merge_line_formats`` makes such checks one check that any of the formats
 meets; a check of another kind, or a pattern not anchored at both ends, is kept
 as it is (the evidence rule of R4a still judges what matched).
+
+A replan may demand that a file exist at a path GGS blocked because a tool found
+nothing there: a small model asked "which file defines normalize_sku?" guessed
+``src/normalize_sku.py``, and after the read failed its next plan checked
+``file_exists`` on that very path. The directive forbids the path, so the check
+can never be met; ``drop_blocked_paths`` removes it. A path the request names
+(its file name appears in the request) is the request's own effect and stays.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -56,9 +64,12 @@ def shape_plan(
     request: str,
     *,
     join: bool,
+    blocked_targets: Sequence[str] = (),
 ) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
     """Return the plan as it will run and a note on each change made to it."""
     subtasks, criteria, notes = drop_copied_examples(subtasks, task_criteria, request)
+    subtasks, dropped = drop_blocked_paths(subtasks, blocked_targets, request)
+    notes += dropped
     if join:
         subtasks, note = join_chain(subtasks)
         notes += [note] if note else []
@@ -108,6 +119,44 @@ def drop_copied_examples(
         for s in subtasks
     ]
     return kept_subtasks, keep(task_criteria, "task_criteria"), notes
+
+
+def drop_blocked_paths(
+    subtasks: Sequence[SubTask], blocked_targets: Sequence[str], request: str
+) -> tuple[list[SubTask], list[str]]:
+    """Return the subtasks without ``file_exists`` checks on a blocked path the
+    request does not name, and a note for each check dropped."""
+    blocked = {posixpath.normpath(t.strip()) for t in blocked_targets if t.strip()}
+    if not blocked:
+        return list(subtasks), []
+    shaped, notes = [], []
+    for sub in subtasks:
+        kept = []
+        for value in sub.success_criteria:
+            path = _blocked_path(value, blocked, request)
+            if path:
+                notes.append(
+                    f"{sub.intent}: dropped the check that {path} exists: GGS "
+                    "blocked that path after a tool found nothing there, and the "
+                    "request does not name it"
+                )
+            else:
+                kept.append(value)
+        shaped.append(sub.model_copy(update={"success_criteria": kept}))
+    return shaped, notes
+
+
+def _blocked_path(value: CriterionSpec, blocked: set[str], request: str) -> str:
+    """Return the path of a ``file_exists`` check on a blocked path the request
+    does not name, else ""."""
+    check = normalise_criterion(value).check or {}
+    path = check.get("path")
+    if check.get("type") != "file_exists" or not isinstance(path, str):
+        return ""
+    path = posixpath.normpath(path.strip())
+    hit = path in blocked or any(b.endswith(f"/{path}") for b in blocked)
+    named = posixpath.basename(path) in request
+    return path if hit and not named else ""
 
 
 def _words(text: str) -> str:

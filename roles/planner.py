@@ -161,6 +161,7 @@ def plan(
             result.task_criteria,
             spec.raw_input,
             join=model.settings.plan_chains == "join",
+            blocked_targets=directive.blocked_targets if directive else (),
         )
         result.notes += notes
         result.subtasks = _assign(result.subtasks, spec.task_id, id_factory)

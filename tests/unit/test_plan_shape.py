@@ -4,6 +4,7 @@ from roles.checks import evaluate_check
 from roles.contracts import SubTask
 from roles.plan_shape import (
     PROMPT_EXAMPLES,
+    drop_blocked_paths,
     drop_copied_examples,
     is_chain,
     join_chain,
@@ -111,3 +112,43 @@ def test_one_format_unanchored_patterns_and_flags_are_kept_as_written():
         [alone, loose, flagged],
         [],
     )
+
+
+SRC = "/tmp/tasks/find-function/src"
+GUESS = f"{SRC}/normalize_sku.py"
+
+
+def exists(path: str) -> dict:
+    return {
+        "criterion": "output_matches",
+        "check": {"type": "file_exists", "path": path},
+    }
+
+
+def test_a_replan_check_on_a_path_ggs_blocked_as_missing_is_dropped():
+    # A real replan checked that the guessed file exist after reading it failed.
+    request = f"Which file under {SRC}/ defines the function normalize_sku?"
+    listing = {"criterion": "lists", "check": {"type": "output_contains", "value": "a"}}
+    [sub], notes = drop_blocked_paths(
+        [step("find it", 1, exists(GUESS), listing)], [GUESS], request
+    )
+    assert [c.criterion for c in sub.success_criteria] == ["lists"]
+    assert notes == [
+        f"find it: dropped the check that {GUESS} exists: GGS blocked that path "
+        "after a tool found nothing there, and the request does not name it"
+    ]
+    [sub], _ = drop_blocked_paths(
+        [step("find it", 1, exists("src/./normalize_sku.py"))], [GUESS], request
+    )
+    assert sub.success_criteria == []
+
+
+def test_a_blocked_path_the_request_names_keeps_its_check():
+    # "Create out.txt": the file's existence is the request's own effect.
+    out = "/tmp/work/out.txt"
+    request = "Write the word hi into /tmp/work/out.txt"
+    kept = [step("write it", 1, exists(out))]
+    assert drop_blocked_paths(kept, [out], request) == (kept, [])
+    other = [step("find it", 1, exists(f"{SRC}/other.py"))]
+    assert drop_blocked_paths(other, [GUESS], "which file?") == (other, [])
+    assert drop_blocked_paths(other, [], "which file?") == (other, [])

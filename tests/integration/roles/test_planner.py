@@ -171,6 +171,16 @@ def test_plan_naming_a_blocked_tool_is_regenerated_with_the_reason(llm_server, r
     assert len(result.usage.calls) == 2
 
 
+def test_a_replan_drops_a_check_that_a_blocked_missing_path_exists(llm_server, r2):
+    guess = "/srv/app/count_py.py"
+    exists = {"criterion": "found", "check": {"type": "file_exists", "path": guess}}
+    sub = [{"intent": "Count *.py files", "success_criteria": [exists, "a number"]}]
+    llm_server.reply("R2", plan_reply(sub))
+    result = run_plan(r2, directive=directive(name="change_path", targets=[guess]))
+    assert result.subtasks[0].success_criteria == ["a number"]
+    assert f"dropped the check that {guess} exists" in result.notes[-1]
+
+
 def test_tool_name_inside_another_word_is_not_a_violation(llm_server, r2):
     sub = [{"intent": "Run the shellcheck linter", "context": "a glob_like name"}]
     llm_server.reply("R2", plan_reply(sub))
