@@ -27,7 +27,13 @@ from roles.jsonparse import JSONExtractError, extract_json
 from roles.llm import LLMCancelled, LLMError, Usage
 from roles.offline import OfflineModel
 from roles.toolclass import describe
-from roles.toolloop import ToolError, ToolPaused, run_tool_loop
+from roles.toolloop import (
+    NO_MORE_CALLS,
+    AnswerNow,
+    ToolError,
+    ToolPaused,
+    run_tool_loop,
+)
 from roles.tools import Toolbox, ToolRecord, head_tail
 
 STATUSES = ("completed", "uncertain", "failed")
@@ -48,7 +54,7 @@ REPEAT_WARNING = (
     "arguments and its result is above; nothing failed. Next step: give your "
     "final JSON answer with what you have, or use a different tool, query or "
     "approach (to count, sum or search in a file you read, run a shell command "
-    "such as grep -c, wc -l or awk). Repeating this call again fails the attempt."
+    "such as grep -c, wc -l or awk). Repeating this call again ends your tool calls."
 )
 
 
@@ -63,10 +69,6 @@ class Execution:
     usage: Usage | None
     calls: list[ToolRecord] = field(default_factory=list)
     error: str = ""
-
-
-class _Stuck(Exception):
-    """Raised when the model repeats an identical call a second time."""
 
 
 def execute(
@@ -172,8 +174,6 @@ def _run_model(
         paused.state["executor"] = {"guard": guard.state(), "loop": loop_state}
         paused.usage = metered.usage
         raise
-    except _Stuck as stuck:
-        return "failed", str(stuck), None, metered.usage, ""
     except LLMError as err:
         said = f"LLM error: {err}"
         return "failed", said, said, metered.usage, str(err)
@@ -197,7 +197,9 @@ def parse_final(text: str) -> tuple[str, Any, str | None]:
 
 
 class _RepeatGuard:
-    """Block a call identical to the previous one; fail on the second repeat.
+    """Block a call identical to the previous one; on the second repeat, end the
+    calls: the model answers from the results it has (a small model that ran a
+    script and got its output ran it twice more, and the attempt used to fail).
 
     The warning repeats the correction this attempt answers (``advice``): a
     small model that reads the same file again has lost it among the results.
@@ -219,9 +221,9 @@ class _RepeatGuard:
         if key == self._last:
             self._repeats += 1
             if self._repeats >= 2:
-                raise _Stuck(
-                    f"executor loop: [{name}] called with identical arguments "
-                    f"{self._repeats + 1} times in a row; no progress possible"
+                raise AnswerNow(
+                    f"[{name}] was called with identical arguments "
+                    f"{self._repeats + 1} times in a row: {NO_MORE_CALLS}"
                 )
             warning = REPEAT_WARNING.format(tool=name)
             if self._advice:
@@ -280,7 +282,7 @@ and read only files a tool showed you. A function, setting or word is found \
 inside files: grep -rn 'NAME' DIR.
 - One failed call is not failure: try another way before you report failed.
 - Do not repeat a call with identical arguments: a repeat is blocked once, a \
-second repeat fails the attempt.
+second repeat ends your tool calls and you must answer from what you have.
 - Destructive calls (deleting, overwriting) wait for the operator's approval. \
 A "[LAW1] … denied by the operator" result means: do not do it; find another \
 way or report failure.

@@ -22,6 +22,11 @@ A tool whose call waits on the operator raises ToolPaused: the loop puts its
 state (plain data) in ``paused.state["loop"]`` and lets it through; the caller
 parks it and later passes it back as ``resume``, and the loop carries on with
 that call, which the tool now answers.
+
+A tool wrapper that sees no progress (the executor's repeat rule) raises
+AnswerNow: its message is that call's result, and from then on the loop runs no
+tool and offers the model only its final answer, so the results it already has
+are judged instead of thrown away.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from roles.toolloop_turns import (
 )
 
 __all__ = [
+    "AnswerNow",
     "ToolCallRecord",
     "ToolError",
     "ToolLoopResult",
@@ -55,6 +61,16 @@ Review = Callable[[str, Sequence["ToolCallRecord"], int], str | None]
 
 class ToolError(Exception):
     """Raised by a tool to report a failure the model should see and handle."""
+
+
+class AnswerNow(Exception):  # noqa: N818 — an instruction, not an error
+    """Raised by a tool wrapper to end the calls: the model must answer now."""
+
+
+NO_MORE_CALLS = (
+    "no more tool calls in this attempt: give your final JSON answer now from "
+    "the tool results above"
+)
 
 
 class ToolPaused(Exception):  # noqa: N818 — a pause, not an error
@@ -139,7 +155,8 @@ def run_tool_loop(
         usage += reply.usage
         if final is not None:
             push = None
-            if review is not None and number < max_turns:
+            # A loop told to answer now cannot act on a review's push.
+            if review is not None and number < max_turns and not loop.answer_only:
                 push = review(final, tuple(loop.calls), loop.reviews)
             if push is None:
                 return ToolLoopResult(final, tuple(loop.calls), number, usage)
@@ -164,6 +181,7 @@ class _Loop:
         self.reviews = 0
         self.expect_tools = True
         self.act_first = False
+        self.answer_only = False
 
     def use(self, protocol: str) -> None:
         """Switch to ``protocol``, telling the model how to call tools in it."""
@@ -215,7 +233,14 @@ class _Loop:
     def run(self, name: str, args: Any, problem: str | None = None) -> ToolCallRecord:
         if not isinstance(args, dict):
             args, problem = {}, problem or "arguments must be a JSON object"
-        record = _execute(name, args, problem, self.known, self.call_tool)
+        if self.answer_only:
+            record = ToolCallRecord(name, args, f"ERROR: {NO_MORE_CALLS}", error=True)
+        else:
+            try:
+                record = _execute(name, args, problem, self.known, self.call_tool)
+            except AnswerNow as stop:
+                self.answer_only = True
+                record = ToolCallRecord(name, args, f"ERROR: {stop}", error=True)
         self.calls.append(record)
         return record
 
@@ -228,6 +253,7 @@ class _Loop:
             "calls": [asdict(c) for c in self.calls],
             "queue": [dict(c) for c in self.queue],
             "reviews": self.reviews,
+            "answer_only": self.answer_only,
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
@@ -237,6 +263,7 @@ class _Loop:
         self.calls = [ToolCallRecord(**c) for c in state["calls"]]
         self.queue = [dict(c) for c in state["queue"]]
         self.reviews = int(state.get("reviews", 0))
+        self.answer_only = bool(state.get("answer_only", False))
 
 
 def _execute(

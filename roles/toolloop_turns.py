@@ -67,7 +67,7 @@ def text_tool_call(text: str, known: Mapping[str, Any]) -> tuple[str, Any] | Non
 def native_turn(loop: _Loop):
     """Ask with ``tools``; queue the reply's tool calls, or return its text."""
     convo = loop.convo
-    reply = loop.client.chat(convo, tools=loop.tools)
+    reply = loop.client.chat(convo, tools=[] if loop.answer_only else loop.tools)
     caps = loop.client.caps
     if reply.tool_calls:
         caps.native_seen = True
@@ -115,9 +115,11 @@ def schema_turn(loop: _Loop):
 
     A loop that must act first (``loop.act_first``) offers no final answer
     until it has made a call: the reply can only be a call of one of its tools.
+    A loop told to answer now (``loop.answer_only``) offers only the answer.
     """
     final = not (loop.act_first and not loop.calls)
-    schema = tool_choice_schema(loop.tools, loop.final_schema, final=final)
+    tools = [] if loop.answer_only else loop.tools
+    schema = tool_choice_schema(tools, loop.final_schema, final=final)
     reply: ChatReply = loop.client.chat(loop.convo, schema=schema, mode="tools:schema")
     visible = split_think(reply.content)[0]
     try:

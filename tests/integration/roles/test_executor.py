@@ -150,21 +150,44 @@ def test_a_first_attempt_may_answer_at_once(llm_server, workspace):
     assert offered(llm_server.requests[0])[-1] == "final_answer"
 
 
-def test_a_repeated_call_is_blocked_once_then_fails_the_attempt(llm_server, workspace):
+def test_a_second_repeat_ends_the_calls_and_the_model_answers_from_its_results(
+    llm_server, workspace
+):
+    # A small model ran its script, got the output, then ran it twice more.
     same = ("shell", {"command": "echo tick >> ticks.log"})
     for _ in range(3):
         llm_server.reply("R3", tool_calls=[same])
+    llm_server.reply("R3", DONE)
     execution = run(llm_server, workspace)
     assert (workspace / "ticks.log").read_text() == "tick\n"
     warning = llm_server.requests[2].messages[-1]["content"]
     assert warning.startswith("DUPLICATE CALL BLOCKED: [shell]")
-    assert execution.result.status == "failed"
-    assert execution.result.output == (
-        "executor loop: [shell] called with identical arguments 3 times in a row; "
-        "no progress possible"
+    answer_now = llm_server.requests[3]
+    assert answer_now.messages[-1]["content"] == (
+        "ERROR: [shell] was called with identical arguments 3 times in a row: no "
+        "more tool calls in this attempt: give your final JSON answer now from the "
+        "tool results above"
     )
+    assert answer_now.tools is None
+    assert execution.result.status == "completed"
+    assert execution.result.output == "done"
     assert len(execution.result.tool_calls) == 1
-    assert len(execution.usage.calls) == 3
+    assert len(execution.usage.calls) == 4
+
+
+def test_after_the_second_repeat_no_tool_runs_and_only_the_answer_is_offered(
+    llm_server, workspace
+):
+    same = {"name": "shell", "arguments": {"command": "echo tick >> ticks.log"}}
+    other = {"name": "shell", "arguments": {"command": "echo tock >> ticks.log"}}
+    for call in (same, same, same, other):
+        llm_server.reply("R3", json.dumps(call))
+    llm_server.reply("R3", json.dumps({"name": "final_answer", "arguments": DONE_JSON}))
+    execution = run(llm_server, workspace, env={"ARTOO_TOOL_PROTOCOL": "schema"})
+    assert (workspace / "ticks.log").read_text() == "tick\n"
+    assert [offered(r) for r in llm_server.requests[3:]] == [["final_answer"]] * 2
+    assert "no more tool calls" in llm_server.requests[4].messages[-1]["content"]
+    assert execution.result.status == "completed"
 
 
 def test_a_blocked_repeat_in_a_corrected_attempt_repeats_the_correction(
