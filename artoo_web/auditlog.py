@@ -3,6 +3,14 @@
 Each AuditEventRecord stores the previous row's hash and
 ``hash = sha256(prev_hash + canonical JSON of its own content)``, so editing,
 removing or reordering a row breaks the chain at that row (``verify_chain``).
+
+The audit page must not walk a million rows per visit: ``check_chain`` walks
+only the rows after the end of the chain last verified (``ChainCheck``), after
+checking that this end is still the row it verified. An edit further back shows
+at the next full walk: ``manage.py audit --verify``, the ``verify-audit-chain``
+beat task (every ``ARTOO_AUDIT_VERIFY_EVERY_S``, 6 hours by default), or a
+visit that finds the verified end changed. The page says when the chain was
+last walked in full.
 The log has no foreign key to runs or messages: deleting a run leaves its audit
 trail intact, and nothing outside the Auditor writes here.
 """
@@ -11,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -201,25 +210,108 @@ class AuditCursor(models.Model):
         return cls.objects.select_for_update().get_or_create(pk=1)[0]
 
 
+class ChainCheck(models.Model):
+    """The end of the chain last verified, and when it was last walked in full
+    (a single row)."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    through_id = models.BigIntegerField(default=0)
+    through_hash = models.CharField(max_length=64, default=GENESIS)
+    count = models.BigIntegerField(default=0)
+    full_at = models.DateTimeField(null=True, blank=True)
+    checked_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "audit chain check"
+
+    def __str__(self) -> str:
+        return f"audit chain verified through event {self.through_id}"
+
+
+@dataclass(frozen=True)
+class ChainStatus:
+    """What a check found: events verified, the first break, the last full walk."""
+
+    verified: int
+    broken: str | None
+    full_at: datetime | None
+
+
 def verify_chain(page: int = VERIFY_PAGE) -> tuple[int, str | None]:
     """Walk the chain in id order; return (rows verified, first break or None).
 
     The rows are read ``page`` at a time, each page a query of its own after the
     last id seen, so memory stays flat however long the log is and no cursor or
-    snapshot is held open for the whole walk.
+    snapshot is held open for the whole walk. A walk that finds no break is
+    recorded as the end last verified and the time of the last full walk.
     """
-    expected, count, last_id = GENESIS, 0, 0
+    count, broken, last_id, last_hash = _walk(0, GENESIS, 0, page)
+    if broken is None:
+        _record(last_id, last_hash, count, full=True)
+    return count, broken
+
+
+def check_chain(page: int = VERIFY_PAGE) -> ChainStatus:
+    """Verify the rows after the end last verified; walk in full when there is
+    no such end yet or it is not the row it was."""
+    mark = ChainCheck.objects.filter(pk=1).first()
+    if mark is None or not _still_there(mark):
+        count, broken = verify_chain(page)
+        mark = ChainCheck.objects.filter(pk=1).first()
+        return ChainStatus(count, broken, mark.full_at if mark else None)
+    count, broken, last_id, last_hash = _walk(
+        mark.through_id, mark.through_hash, mark.count, page
+    )
+    if broken is None and last_id != mark.through_id:
+        _record(last_id, last_hash, count, full=False)
+    return ChainStatus(count, broken, mark.full_at)
+
+
+def _still_there(mark: ChainCheck) -> bool:
+    """Return whether the verified end is the row, with the hash, it was."""
+    if not mark.through_id:
+        return True
+    row = AuditEventRecord.objects.filter(id=mark.through_id).first()
+    try:
+        return (
+            row is not None
+            and row.hash == mark.through_hash
+            and chain_hash(row.prev_hash, row.content()) == row.hash
+        )
+    except (ValueError, TypeError):
+        return False
+
+
+def _record(last_id: int, last_hash: str, count: int, *, full: bool) -> None:
+    now = timezone.now()
+    fields = {
+        "through_id": last_id,
+        "through_hash": last_hash,
+        "count": count,
+        "checked_at": now,
+    }
+    if full:
+        fields["full_at"] = now
+    ChainCheck.objects.update_or_create(pk=1, defaults=fields)
+
+
+def _walk(
+    last_id: int, expected: str, count: int, page: int
+) -> tuple[int, str | None, int, str]:
+    """Verify the rows after ``last_id``, which must chain from ``expected``;
+    return (rows verified in all, first break or None, last id, its hash)."""
     try:
         while rows := list(
             AuditEventRecord.objects.filter(id__gt=last_id).order_by("id")[:page]
         ):
             for row in rows:
                 if broken := _break_at(row, expected):
-                    return count, broken
+                    return count, broken, last_id, expected
                 expected, count, last_id = row.hash, count + 1, row.id
     except (ValueError, TypeError) as exc:
-        return count, f"chain broken after audit event {last_id}: unreadable row: {exc}"
-    return count, None
+        broken = f"chain broken after audit event {last_id}: unreadable row: {exc}"
+        return count, broken, last_id, expected
+    return count, None, last_id, expected
 
 
 def _break_at(row: AuditEventRecord, expected: str) -> str | None:

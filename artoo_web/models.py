@@ -359,4 +359,9 @@ class Benchmark(models.Model):
         return f"{self.name} {self.session}"
 
 
-from artoo_web.auditlog import AuditCursor, AuditEventRecord, AuditReportRecord  # noqa: E402,F401
+from artoo_web.auditlog import (  # noqa: E402,F401
+    AuditCursor,
+    AuditEventRecord,
+    AuditReportRecord,
+    ChainCheck,
+)

@@ -252,6 +252,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60,
         "options": {"queue": "pipeline", "expires": 60},
     },
+    "verify-audit-chain": {
+        "task": "artoo_web.tasks.verify_audit_chain",
+        "schedule": envint("ARTOO_AUDIT_VERIFY_EVERY_S", 6 * 3600, minimum=1),
+        "options": {"queue": "pipeline", "expires": 3600},
+    },
     "dream": {
         "task": "artoo_web.tasks.dream",
         "schedule": envint("ARTOO_DREAM_EVERY_S", 300, minimum=1),

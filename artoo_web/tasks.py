@@ -8,10 +8,12 @@ the web process and the ``memory`` command.
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from django.conf import settings
 
-from artoo_web import bus, projects, runs, watchdog
+from artoo_web import auditlog, bus, projects, runs, watchdog
 from artoo_web.handlers import (
     HANDLERS,
     executor,
@@ -21,6 +23,8 @@ from artoo_web.handlers import (
     planner,
 )
 from roles.contracts import FinalResult
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -91,6 +95,15 @@ def next_moves(run_id: str, final: dict) -> None:
 def expire_stuck_runs() -> int:
     """End runs that outlived their deadline (never hang)."""
     return watchdog.expire_stuck_runs()
+
+
+@shared_task(ignore_result=True)
+def verify_audit_chain() -> int:
+    """Walk the whole audit chain; the audit page shows when and what it found."""
+    count, broken = auditlog.verify_chain()
+    if broken:
+        log.error("audit chain broken: %s", broken)
+    return count
 
 
 @shared_task

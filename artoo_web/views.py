@@ -26,7 +26,7 @@ from artoo_web import (
     runs,
     topics,
 )
-from artoo_web.auditlog import AuditEventRecord, AuditReportRecord, verify_chain
+from artoo_web.auditlog import AuditEventRecord, AuditReportRecord, check_chain
 from artoo_web.forms import (
     AuditFilterForm,
     ForgetForm,
@@ -396,7 +396,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
             events = events.filter(anomaly=anomaly)
         if run_id := form.cleaned_data.get("run"):
             events = events.filter(run_id=run_id)
-    verified, broken = verify_chain()
+    chain = check_chain()
     return render(
         request,
         "artoo_web/audit.html",
@@ -404,8 +404,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
             "form": form,
             "events": list(events[:AUDIT_PAGE]),
             "reports": list(AuditReportRecord.objects.order_by("-id")[:20]),
-            "verified": verified,
-            "broken": broken,
+            "chain": chain,
         },
     )
 

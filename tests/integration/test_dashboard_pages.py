@@ -108,6 +108,7 @@ def test_audit_page_filters_anomalies_and_verifies_the_chain(client, staff_user,
     page = client.get(reverse("audit"), {"anomaly": "any"}).content.decode()
     assert "drifting" in page and "quiet" not in page
     assert "Chain verified: 2 events" in page
+    assert "The whole chain was last walked at " in page
     everything = client.get(reverse("audit")).content.decode()
     assert "quiet" in everything
 
