@@ -11,7 +11,9 @@ and prints, at each size:
   ``catchup.stored_page``);
 - the run list page at N runs;
 - ``audit --verify`` (``verify_chain``) over N audit events with a valid chain:
-  its time, and the peak memory it allocates (tracemalloc, in a second walk).
+  its time, and the peak memory it allocates (tracemalloc, in a second walk);
+- the audit page (``/audit/``, staff) right after 100 more events were added to
+  those N: it verifies only the events after the end last verified.
 
 Each time is printed twice: ``.cpu``, the CPU time of this process (Django and
 SQLite both run in it), against the target, and ``.wall`` for the record. On a
@@ -53,6 +55,8 @@ EVENTS = (10_000, 100_000, 1_000_000)
 QUICK = {"messages": (100, 1_000), "runs": (1_000, 10_000), "events": (10_000, 100_000)}
 PAINT_TARGET_MS = 300
 LIST_TARGET_MS = 300
+AUDIT_PAGE_TARGET_MS = 300
+NEW_EVENTS = 100
 REPEATS = 5
 BATCH = 5_000
 SVG = ROOT / "bench" / "curves.svg"
@@ -313,11 +317,24 @@ def measure_runs(client, user, sizes, curves: dict[str, Curve]) -> None:
         curves["run_list"].points.append((size, listed.cpu_ms))
 
 
-def measure_audit(sizes, curves: dict[str, Curve]) -> None:
+def audit_page(client) -> Cost:
+    """Return the cost of one visit of the audit page (status 200 checked)."""
+    from django.urls import reverse
+
+    with Timer() as timer:
+        response = client.get(reverse("audit"))
+    if response.status_code != 200 or b"Chain verified" not in response.content:
+        raise RuntimeError(f"the audit page answered {response.status_code}")
+    return timer.cost
+
+
+def measure_audit(staff, sizes, curves: dict[str, Curve]) -> None:
     from artoo_web.auditlog import GENESIS
 
     have, last = 0, GENESIS
     for size in sizes:
+        if size < have:
+            raise ValueError(f"audit sizes must grow by {NEW_EVENTS}: {size} < {have}")
         last = fill_audit(have, size, last)
         have = size
         load = report.Load()
@@ -330,6 +347,12 @@ def measure_audit(sizes, curves: dict[str, Curve]) -> None:
         )
         curves["verify"].points.append((size, cost.cpu_ms))
         curves["verify_mb"].points.append((size, peak_mb))
+        last = fill_audit(size, size + NEW_EVENTS, last)
+        have = size + NEW_EVENTS
+        load = report.Load()
+        page = audit_page(staff)
+        show(f"curves.audit_page@{size}+{NEW_EVENTS}", page, AUDIT_PAGE_TARGET_MS, load)
+        curves["audit_page"].points.append((size, page.cpu_ms))
 
 
 def new_curves() -> dict[str, Curve]:
@@ -338,6 +361,7 @@ def new_curves() -> dict[str, Curve]:
         "catch_up": Curve("catch-up from the start (messages)", "ms", "#ff7f0e"),
         "run_list": Curve("run list page (runs)", "ms", "#2ca02c"),
         "verify": Curve("audit --verify (events)", "ms", "#d62728"),
+        "audit_page": Curve("audit page, 100 new (events)", "ms", "#8c564b"),
         "verify_mb": Curve("audit --verify peak memory (events)", "MB", "#9467bd"),
     }
 
@@ -481,7 +505,13 @@ def main() -> int:
         draw()
         measure_runs(client, user, chosen["runs"], curves)
         draw()
-        measure_audit(chosen["events"], curves)
+        staff = Client()
+        staff.force_login(
+            get_user_model().objects.create_user(
+                "bench-staff", password="bench-pass", is_staff=True
+            )
+        )
+        measure_audit(staff, chosen["events"], curves)
         draw()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

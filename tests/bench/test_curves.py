@@ -14,14 +14,16 @@ def figures(out: str) -> list[str]:
     return [line.split()[1] for line in out.splitlines() if line.startswith("figure")]
 
 
-def test_each_measure_prints_its_figures_and_adds_a_point(user, capsys):
+def test_each_measure_prints_its_figures_and_adds_a_point(user, staff_user, capsys):
     client = Client()
     client.force_login(user)
     drawn = curves.new_curves()
 
     curves.measure_messages(client, user, (20,), drawn)
     curves.measure_runs(client, user, (30,), drawn)
-    curves.measure_audit((12, 25), drawn)
+    staff = Client()
+    staff.force_login(staff_user)
+    curves.measure_audit(staff, (12, 125), drawn)
 
     assert figures(capsys.readouterr().out) == [
         "curves.run_page@20msg.cpu",
@@ -33,12 +35,17 @@ def test_each_measure_prints_its_figures_and_adds_a_point(user, capsys):
         "curves.audit_verify@12.cpu",
         "curves.audit_verify@12.wall",
         "curves.audit_verify@12.peak",
-        "curves.audit_verify@25.cpu",
-        "curves.audit_verify@25.wall",
-        "curves.audit_verify@25.peak",
+        "curves.audit_page@12+100.cpu",
+        "curves.audit_page@12+100.wall",
+        "curves.audit_verify@125.cpu",
+        "curves.audit_verify@125.wall",
+        "curves.audit_verify@125.peak",
+        "curves.audit_page@125+100.cpu",
+        "curves.audit_page@125+100.wall",
     ]
     assert [x for x, _ in drawn["paint"].points] == [20]
-    assert [x for x, _ in drawn["verify"].points] == [12, 25]
+    assert [x for x, _ in drawn["verify"].points] == [12, 125]
+    assert [x for x, _ in drawn["audit_page"].points] == [12, 125]
     assert user.runs.count() == 30
 
 
