@@ -57,6 +57,12 @@ def in_render_thread(fn):
     )
 
 
+def close_render_connection() -> None:
+    """Close the render thread's database connection (kept between renders)."""
+    # ``connection`` is looked up in the render thread: it is that thread's own.
+    _render_pool.submit(lambda: connection.close()).result()
+
+
 def keeping_connection(fn):
     """Run ``fn`` on the thread's open connection, replaced only when it broke.
 

@@ -10,6 +10,22 @@ from celery.contrib.testing.worker import start_worker
 QUEUE_KEYS = ("pipeline", "memory", "unacked", "unacked_index", "unacked_mutex")
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """pytest-django's test databases; before they go, the connections that
+    worker threads keep are closed (PostgreSQL refuses to drop a database in use):
+    the render thread's, and that of asgiref's thread for the consumers' queries."""
+    yield
+    from asgiref.sync import SyncToAsync
+    from django.db import connection
+
+    from artoo_web import frames
+
+    frames.close_render_connection()
+    # ``connection`` is looked up in that thread: it is the thread's own.
+    SyncToAsync.single_thread_executor.submit(lambda: connection.close()).result()
+
+
 @pytest.fixture
 def redis_client():
     from artoo_web import redisconn
