@@ -28,10 +28,10 @@ pass. ``merge_line_formats`` makes such checks one check that any of the formats
 meets; a check of another kind, or a pattern not anchored at both ends, is kept
 as it is (the evidence rule of R4a still judges what matched).
 
-A replan may demand that a file exist at a path GGS blocked because a tool found
-nothing there: a small model asked "which file defines normalize_sku?" guessed
-``src/normalize_sku.py``, and after the read failed its next plan checked
-``file_exists`` on that very path. The directive forbids the path, so the check
+A replan may demand that a file exist at a path GGS blocked because a call on it
+failed: a small model asked "which file defines normalize_sku?" guessed
+``src/normalize_sku.py``, and after the read found nothing there its next plan
+checked ``file_exists`` on that very path. The directive forbids the path, so the check
 can never be met; ``drop_blocked_paths`` removes it. A path the request names
 (its file name appears in the request) is the request's own effect and stays.
 """
@@ -124,7 +124,7 @@ def drop_copied_examples(
 def drop_blocked_paths(
     subtasks: Sequence[SubTask], blocked_targets: Sequence[str], request: str
 ) -> tuple[list[SubTask], list[str]]:
-    """Return the subtasks without ``file_exists`` checks on a blocked path the
+    """Return the subtasks without ``file_exists`` checks on a GGS-blocked path the
     request does not name, and a note for each check dropped."""
     blocked = {posixpath.normpath(t.strip()) for t in blocked_targets if t.strip()}
     if not blocked:
@@ -137,8 +137,8 @@ def drop_blocked_paths(
             if path:
                 notes.append(
                     f"{sub.intent}: dropped the check that {path} exists: GGS "
-                    "blocked that path after a tool found nothing there, and the "
-                    "request does not name it"
+                    "blocked that path after a call on it failed, and the request "
+                    "does not name it"
                 )
             else:
                 kept.append(value)

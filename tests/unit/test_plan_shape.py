@@ -135,7 +135,7 @@ def test_a_replan_check_on_a_path_ggs_blocked_as_missing_is_dropped():
     assert [c.criterion for c in sub.success_criteria] == ["lists"]
     assert notes == [
         f"find it: dropped the check that {GUESS} exists: GGS blocked that path "
-        "after a tool found nothing there, and the request does not name it"
+        "after a call on it failed, and the request does not name it"
     ]
     [sub], _ = drop_blocked_paths(
         [step("find it", 1, exists("src/./normalize_sku.py"))], [GUESS], request
