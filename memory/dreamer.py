@@ -67,13 +67,12 @@ class _Tally:
     open_sums: dict[str, list[float]] = field(default_factory=dict)
     rules: list[tuple[dict[str, Any], float]] = field(default_factory=list)
 
-    def add_rest(self, rec: dict[str, Any], signed: float) -> None:
-        owner = _owner(rec)
+    def add_rest(self, owner: str, signed: float) -> None:
         self.decision_rest[owner] = self.decision_rest.get(owner, 0.0) + signed
 
-    def add_open(self, rec: dict[str, Any], weight: float) -> None:
+    def add_open(self, rec: dict[str, Any], owner: str, weight: float) -> None:
         if rec["level"] in _DECAYING and rec["state"] != records.CONSOLIDATED:
-            acc = self.open_sums.setdefault(_owner(rec), [0.0, 0.0])
+            acc = self.open_sums.get(owner) or self.open_sums.setdefault(owner, [0, 0])
             acc[0] += abs(rec["f"]) * weight
             acc[1] += rec["sigma"] * rec["f"] * weight
 
@@ -137,11 +136,12 @@ def _collect(db: Any, now_ts: float) -> tuple[int, dict[tuple[str, str], _Tally]
         weight = decay(k, max(created, recalls.get(rec["id"], created)), now_ts)
         pair = (rec["space"], rec["entity"])
         tally = tallies.get(pair) or tallies.setdefault(pair, _Tally())
+        owner = _owner(rec)
         if level == "C":
             tally.rules.append((rec, rec["sigma"] * f * weight))
         else:
-            tally.add_rest(rec, rec["sigma"] * f * weight)
-        tally.add_open(rec, weight)
+            tally.add_rest(owner, rec["sigma"] * f * weight)
+        tally.add_open(rec, owner, weight)
     deleted += _delete(db, doomed)
     return deleted, tallies
 
@@ -167,7 +167,7 @@ def _bankrupt(db: Any, tallies: dict[tuple[str, str], _Tally], now_ts: float) ->
                 rec.update(level="K", k=DEMOTED_K)
                 records.put(batch, rec)
                 origin = max(records.created_ts(rec), recalls.get(rec["id"], 0.0))
-                tally.add_open(rec, decay(DEMOTED_K, origin, now_ts))
+                tally.add_open(rec, _owner(rec), decay(DEMOTED_K, origin, now_ts))
                 demoted += 1
     return demoted
 
@@ -256,11 +256,13 @@ def _store_rule(
     members: list[dict[str, Any]],
 ) -> int:
     # Only the Dreamer rewrites records and the dream lock is held, so the one
-    # change a member can have undergone since it was read is being forgotten.
-    fresh = [r for r in members if db.get(keys.record_key(r["id"])) is not None]
+    # change a member can have undergone since it was read is being forgotten,
+    # which removes its index key with the record.
+    pair, owner = group
+    present = records.present_ids(db, *pair)
+    fresh = [r for r in members if r["id"] in present]
     if not fresh:
         return 0
-    pair, owner = group
     rule_megram = records.coerce(
         Megram(
             id=new_id(),
@@ -279,6 +281,6 @@ def _store_rule(
     with db.write_batch(transaction=True) as batch:
         for rec in fresh:
             rec["state"] = records.CONSOLIDATED
-            records.put(batch, rec)
+            records.put_state(batch, rec)
         records.put(batch, records.to_record(rule_megram))
     return 1

@@ -257,3 +257,31 @@ def test_a_pass_runs_gc_then_bankruptcy_then_consolidation(store):
     # The demoted rule decays from creation like any K Megram.
     p = store.query_mk(SPACE, "e:r", now=days(1))
     assert p.attention == pytest.approx((1.0 + 0.9) * math.exp(-0.05))
+
+
+def test_a_member_forgotten_while_its_rule_is_distilled_stays_forgotten(store):
+    members = store.write_many([megram(f=1.0, sigma=1.0) for _ in range(6)], now=T0)
+    gone = members[0]
+
+    def distil(space, entity, signal, valence, contents):
+        assert store.forget(gone.id) == 1
+        return "Always dry-run first."
+
+    assert store.dream(now=T0, distil=distil).promoted == 1
+    assert store.get(gone.id) is None
+    assert store.query_mk(SPACE, ENTITY, now=T0).attention == pytest.approx(5 + 1.0)
+    kept = [store.get(m.id) for m in members[1:]]
+    assert [m.state for m in kept] == ["consolidated"] * 5
+
+
+def test_consolidation_rewrites_only_the_state_of_its_members(store):
+    members = store.write_many([megram(f=1.0, sigma=1.0) for _ in range(5)], now=T0)
+    before = store.query_mk(SPACE, ENTITY, now=T0)
+    assert store.dream(now=T0, distil=Distiller()).promoted == 1
+    for m in members:
+        after = store.get(m.id)
+        assert after.state == "consolidated"
+        assert after.model_dump(exclude={"state"}) == m.model_dump(exclude={"state"})
+    # The pair still sums its members, now with the rule (f 1, sigma 1, k 0).
+    p = store.query_mk(SPACE, ENTITY, now=T0)
+    assert p.attention == pytest.approx(before.attention + 1.0)
