@@ -1,5 +1,9 @@
 """The Celery application; configuration comes from Django settings (CELERY_*).
 
+A task closes its thread's database connections as a Django request does, when
+they are older than CONN_MAX_AGE or broken (``close_old_connections``), so a
+worker thread keeps one connection across the hops it runs.
+
 Two things keep workers useful across a broker outage: ``RedisTransport`` lets a
 worker close the connection of a Redis that died under it (kombu's own close
 raises there and the worker exits), and ``SweepAfterReconnect`` sweeps the bus
@@ -11,7 +15,7 @@ import logging
 import os
 from queue import Empty
 
-from celery import Celery, bootsteps
+from celery import Celery, bootsteps, signals
 from kombu.transport import redis as kombu_redis
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "artoo_web.settings")
@@ -73,6 +77,21 @@ class SweepAfterReconnect(bootsteps.StartStopStep):
         except Exception:
             # The periodic sweep still runs; a failed nudge only delays it.
             log.warning("broker: the sweep after reconnecting was not enqueued")
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def close_old_connections(sender=None, **_kwargs) -> None:
+    """Close the thread's database connections that are too old or broken.
+
+    Django does this around each request; a task is a worker's request. An
+    eager task runs inside its caller, whose connection is not ours to close.
+    """
+    if getattr(getattr(sender, "request", None), "is_eager", False):
+        return
+    from django.db import close_old_connections as close_old
+
+    close_old()
 
 
 app = Celery("artoo_web")

@@ -66,9 +66,9 @@ def close_render_connection() -> None:
 def keeping_connection(fn):
     """Run ``fn`` on the thread's open connection, replaced only when it broke.
 
-    SQLite's connections are never kept between requests (CONN_MAX_AGE 0), and
-    opening one costs as much as a fifth of a render; other databases keep
-    theirs for their CONN_MAX_AGE, as Django's requests do.
+    The render thread keeps its SQLite connection for good (opening one costs
+    as much as a fifth of a render; tests run with CONN_MAX_AGE 0); other
+    databases keep theirs for their CONN_MAX_AGE, as Django's requests do.
     """
 
     @functools.wraps(fn)

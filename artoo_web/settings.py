@@ -89,6 +89,9 @@ TEMPLATES = [
 ]
 
 
+DB_CONN_MAX_AGE_S = 60
+
+
 def _sqlite() -> dict:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     # WAL lets readers run beside the writer; IMMEDIATE takes the write lock at
@@ -102,13 +105,24 @@ def _sqlite() -> dict:
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         },
         "TEST": {"NAME": DATA_DIR / "test-db.sqlite3"},
+        # Kept for a minute, as a PostgreSQL connection is: each hop of a run
+        # is a Celery task, and opening a connection for each cost about a
+        # millisecond of CPU (eleven per run).
+        "CONN_MAX_AGE": DB_CONN_MAX_AGE_S,
     }
 
 
 DATABASE_URL = envstr("DATABASE_URL", env=LIVE_ENV)
 if DATABASE_URL:
     try:
-        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+        DATABASES = {
+            "default": dj_database_url.parse(
+                DATABASE_URL,
+                conn_max_age=DB_CONN_MAX_AGE_S,
+                # A kept connection the server closed is replaced, not used.
+                conn_health_checks=True,
+            )
+        }
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is malformed: {exc}") from None
 else:
@@ -241,6 +255,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": ARTOO_TASK_TIME_LIMIT_S
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Celery's Django fixup closes every database connection around each task
+# unless this is set (then it closes them every 1,000 tasks); the handlers in
+# artoo_web/celery.py close them as Django's requests do instead: when older
+# than CONN_MAX_AGE or broken.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {
         "task": "artoo_web.tasks.sweep_outbox",
