@@ -76,9 +76,7 @@ def test_an_eager_task_leaves_its_callers_connection_alone(max_age):
     assert connection.connection is raw
 
 
-def test_the_worker_opens_a_connection_per_thread_not_per_task(
-    celery_worker, max_age
-):
+def test_the_worker_opens_a_connection_per_thread_not_per_task(celery_worker, max_age):
     max_age(60)
     opened = []
 
