@@ -72,7 +72,9 @@ class _Tally:
 
     def add_open(self, rec: dict[str, Any], owner: str, weight: float) -> None:
         if rec["level"] in _DECAYING and rec["state"] != records.CONSOLIDATED:
-            acc = self.open_sums.get(owner) or self.open_sums.setdefault(owner, [0, 0])
+            acc = self.open_sums.get(owner)
+            if acc is None:
+                acc = self.open_sums[owner] = [0.0, 0.0]
             acc[0] += abs(rec["f"]) * weight
             acc[1] += rec["sigma"] * rec["f"] * weight
 
