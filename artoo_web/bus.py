@@ -80,7 +80,7 @@ def send(
     """
     if not allow_off_route and not routes.is_on_route(type_, sender, recipient):
         raise BoundaryViolation(f"{type_} from {sender} to {recipient} is off-route")
-    queue = routes.queue_for(recipient)
+    queue = routes.queue_for(recipient, type_)
     msg = BusMessage.objects.create(
         run=run,
         project=project,
@@ -89,7 +89,8 @@ def send(
         recipient=recipient,
         type=type_,
         payload=validate_payload(type_, payload),
-        # Messages to the user and the Auditor are delivered by publication.
+        # Messages to the user and the Auditor, and the fast loop's record,
+        # are delivered by publication.
         delivered_at=timezone.now() if queue is None else None,
     )
     transaction.on_commit(lambda: _after_commit(msg, queue))
@@ -365,6 +366,8 @@ def sweep(older_than_s: int, table: Table) -> int:
     """Re-enqueue undelivered messages older than the delay; return the count."""
     count = 0
     for msg in undelivered(older_than_s, table):
+        # By recipient alone: a fast-loop record stored before such records
+        # were delivered by publication is still handled (``note_fast_loop``).
         queue = routes.queue_for(msg.recipient)
         if queue is not None:
             enqueue(msg.id, queue)

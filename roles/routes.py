@@ -72,14 +72,22 @@ def is_on_route(type_: str, sender: str, recipient: str) -> bool:
     return (type_, sender, recipient) in ROUTES
 
 
-def queue_for(recipient: str) -> str | None:
-    """Return the worker queue that delivers to ``recipient``, or None.
+# The fast loop (R3 ⇄ R4a) runs inside the executor's task; its messages are
+# its record, sent as they happen, and no handler acts on them.
+RECORD_ONLY: frozenset[tuple[str, str]] = frozenset(
+    {("ExecutionResult", "R4a"), ("CorrectionSignal", "R3")}
+)
 
-    Messages to the User and to the Auditor are delivered by publication: the
-    dashboard and the Auditor tap the bus, so no worker runs a handler for them.
+
+def queue_for(recipient: str, type_: str = "") -> str | None:
+    """Return the worker queue that delivers ``type_`` to ``recipient``, or None.
+
+    Messages to the User and to the Auditor, and the fast loop's record
+    (``RECORD_ONLY``), are delivered by publication: the dashboard and the
+    Auditor tap the bus, so no worker runs a handler for them.
     """
+    if recipient in ("User", "R6") or (type_, recipient) in RECORD_ONLY:
+        return None
     if recipient == "R5":
         return "memory"
-    if recipient in ("User", "R6"):
-        return None
     return "pipeline"

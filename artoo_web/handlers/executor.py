@@ -85,7 +85,11 @@ def run_subtask(msg: BusMessage) -> str:
 
 
 def note_fast_loop(msg: BusMessage) -> None:
-    """(R4a, ExecutionResult | R3, CorrectionSignal): the record of the fast loop."""
+    """(R4a, ExecutionResult | R3, CorrectionSignal): the record of the fast loop.
+
+    Such records are delivered by publication (``roles.routes.RECORD_ONLY``);
+    this handler marks delivered one stored before they were.
+    """
 
 
 def note_decision(msg: BusMessage) -> None:

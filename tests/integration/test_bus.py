@@ -66,6 +66,36 @@ def test_committed_message_is_published_and_enqueued(run, subscriber, purge_queu
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("sender", "recipient", "type_", "payload"),
+    [
+        (
+            "R3",
+            "R4a",
+            "ExecutionResult",
+            {"subtask_id": "s1", "status": "completed", "output": "37"},
+        ),
+        (
+            "R4a",
+            "R3",
+            "CorrectionSignal",
+            {"subtask_id": "s1", "attempt_number": 1, "what_to_do": "read it"},
+        ),
+    ],
+)
+def test_the_fast_loops_record_is_delivered_by_publication_alone(
+    run, subscriber, purge_queues, sender, recipient, type_, payload
+):
+    with transaction.atomic():
+        msg = bus.send(run, sender, recipient, type_, payload)
+    published = subscriber.get_message(timeout=2)
+    assert json.loads(published["data"])["id"] == msg.id
+    assert BusMessage.objects.get(id=msg.id).delivered_at is not None
+    assert purge_queues.llen("pipeline") == 0
+    assert bus.undelivered(0, HANDLERS) == []
+
+
+@pytest.mark.django_db(transaction=True)
 def test_rolled_back_message_is_neither_published_nor_enqueued(
     run, subscriber, purge_queues
 ):
@@ -231,3 +261,26 @@ def test_a_released_lease_is_never_set_again(redis_client):
     finally:
         held.release()
     assert not redis_client.exists(held.key)
+
+
+def test_sweeper_delivers_a_fast_loop_record_stored_before_publication_sufficed(
+    celery_worker, run
+):
+    # A row of the former scheme, which delivered these records by a handler.
+    old = BusMessage.objects.create(
+        run=run,
+        sender="R3",
+        recipient="R4a",
+        type="ExecutionResult",
+        payload={"subtask_id": "s1", "status": "completed", "output": "37"},
+    )
+    BusMessage.objects.filter(id=old.id).update(
+        created_at=timezone.now() - timedelta(seconds=120)
+    )
+    assert (
+        tasks.sweep_outbox.apply_async(queue="pipeline", ignore_result=False).get(
+            timeout=10
+        )
+        == 1
+    )
+    wait_until(lambda: BusMessage.objects.get(id=old.id).delivered_at)
