@@ -51,6 +51,19 @@ def handled(run) -> int:
     return TraceEvent.objects.filter(run=run, kind="test-handled").count()
 
 
+def age(msg: BusMessage) -> None:
+    """Date a message two minutes back, past the sweeper's delay."""
+    BusMessage.objects.filter(id=msg.id).update(
+        created_at=timezone.now() - timedelta(seconds=120)
+    )
+
+
+def sweep() -> int:
+    """Run one outbox sweep in the worker; return how many it re-enqueued."""
+    result = tasks.sweep_outbox.apply_async(queue="pipeline", ignore_result=False)
+    return result.get(timeout=10)
+
+
 def send_answer(run) -> BusMessage:
     return bus.send(run, "User", "R1", "ClarificationAnswer", PAYLOAD)
 
@@ -160,15 +173,8 @@ def test_sweeper_delivers_a_message_whose_enqueue_was_lost(
         )
         for _ in range(2)
     )
-    BusMessage.objects.filter(id=lost.id).update(
-        created_at=timezone.now() - timedelta(seconds=120)
-    )
-    assert (
-        tasks.sweep_outbox.apply_async(queue="pipeline", ignore_result=False).get(
-            timeout=10
-        )
-        == 1
-    )
+    age(lost)
+    assert sweep() == 1
     wait_until(lambda: BusMessage.objects.get(id=lost.id).delivered_at)
     assert handled(run) == 1
     assert BusMessage.objects.get(id=recent.id).delivered_at is None
@@ -216,9 +222,7 @@ def test_sweeper_leaves_a_message_that_a_worker_is_still_handling(
         type="ClarificationAnswer",
         payload=PAYLOAD,
     )
-    BusMessage.objects.filter(id=msg.id).update(
-        created_at=timezone.now() - timedelta(seconds=120)
-    )
+    age(msg)
     lease = bus.Lease(topics.lease_key(msg.id))
     assert lease.acquire()
     try:
@@ -274,13 +278,6 @@ def test_sweeper_delivers_a_fast_loop_record_stored_before_publication_sufficed(
         type="ExecutionResult",
         payload={"subtask_id": "s1", "status": "completed", "output": "37"},
     )
-    BusMessage.objects.filter(id=old.id).update(
-        created_at=timezone.now() - timedelta(seconds=120)
-    )
-    assert (
-        tasks.sweep_outbox.apply_async(queue="pipeline", ignore_result=False).get(
-            timeout=10
-        )
-        == 1
-    )
+    age(old)
+    assert sweep() == 1
     wait_until(lambda: BusMessage.objects.get(id=old.id).delivered_at)
