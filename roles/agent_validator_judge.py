@@ -45,6 +45,7 @@ from roles.checks import (
 )
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.evidence import only_echoes, parse_evidence
+from roles.fieldcount import miscounted
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.tools import head_tail
@@ -190,6 +191,9 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
             f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
         )
+    loose = miscounted(request, numbers, calls)
+    if loose:
+        return loose
     files = asks_for_file_count(request, subtask.intent)
     lengths = [(f, c) for f in numbers if (c := counts_lines_of_files(f, calls))]
     if files and numbers and len(lengths) == len(numbers):

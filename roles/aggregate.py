@@ -110,22 +110,22 @@ def states_a_result(claim: str) -> bool:
 
 def computed(value: str, entries: Iterable[str]) -> bool:
     """Return True when some tool output without an error line ends in ``value``."""
-    return any(not error for _, error in _printers(value, entries))
+    return any(not error for _, error in printers(value, entries))
 
 
 def computing_error(value: str, entries: Iterable[str]) -> str:
     """Return the error line of a tool output that ends in ``value``, else ""."""
-    return next((error for _, error in _printers(value, entries) if error), "")
+    return next((error for _, error in printers(value, entries) if error), "")
 
 
 def only_counted(value: str, entries: Iterable[str]) -> bool:
     """Return True when every command that printed ``value`` as its last number
     counts lines or matches (``wc``, ``grep -c``): a count, never a sum."""
-    commands = [command for command, _ in _printers(value, entries)]
+    commands = [command for command, _ in printers(value, entries)]
     return bool(commands) and all(COUNTER.search(c) for c in commands)
 
 
-def _printers(value: str, entries: Iterable[str]) -> Iterable[tuple[str, str]]:
+def printers(value: str, entries: Iterable[str]) -> Iterable[tuple[str, str]]:
     """Yield ``(command, first error line)`` of each tool output whose last
     number is ``value`` (the command is "" for a call of another tool)."""
     for entry in entries:
@@ -269,7 +269,7 @@ def counts_lines_of_files(value: str, entries: Iterable[str]) -> str:
     """Return the command that printed ``value`` when every command that printed
     it counts the lines of files it names (``wc -l app/main.py``, ``cat a.py |
     wc -l``): that is a file's length, not a count of files. Else ""."""
-    commands = [command for command, error in _printers(value, entries) if not error]
+    commands = [command for command, error in printers(value, entries) if not error]
     if not commands or not all(_wc_of_named_files(c) for c in commands):
         return ""
     return commands[0]
@@ -298,13 +298,13 @@ def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:
     """Return the command that printed ``value`` when no command that printed
     it looks for ``word`` (``wc -l app.log`` for the lines holding ERROR),
     else ""."""
-    commands = [command for command, error in _printers(value, entries) if not error]
-    if not commands or any(_looks_for(word, c) for c in commands):
+    commands = [command for command, error in printers(value, entries) if not error]
+    if not commands or any(looks_for(word, c) for c in commands):
         return ""
     return next((c for c in commands if c), "")
 
 
-def _looks_for(word: str, command: str) -> bool:
+def looks_for(word: str, command: str) -> bool:
     """Return True when ``command`` holds ``word`` outside its paths and file
     names: ``grep -c ERROR x`` and ``awk '/ERROR/'`` do, ``wc -l
     error-count/app.log`` does not."""
@@ -314,11 +314,11 @@ def _looks_for(word: str, command: str) -> bool:
         tokens = shlex.split(command)
     except ValueError:
         tokens = command.split()
-    terms = " ".join(t for t in tokens if not _is_path(t))
+    terms = " ".join(t for t in tokens if not is_path(t))
     return word.lower() in terms.lower()
 
 
-def _is_path(token: str) -> bool:
+def is_path(token: str) -> bool:
     if re.fullmatch(r"/[^/\s]+/", token):  # a regex between slashes: /ERROR/
         return False
     plain = re.fullmatch(r"/?[\w.~+-]+(?:/[\w.~+-]*)*", token) is not None

@@ -9,6 +9,7 @@ checked as the sandbox's uid meets them.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -26,6 +27,9 @@ from devtools.tasks import (
     is_solved,
     prepare_dir,
 )
+from roles.agent_validator_judge import invented_facts
+from roles.contracts import ExecutionResult, SubTask
+from roles.evidence import format_evidence
 from roles.tools.sandbox import remove_tree
 
 # scenario → (a right answer, a wrong one)
@@ -155,6 +159,35 @@ def test_the_obvious_command_gives_an_answer_the_verifier_refuses(root, name, co
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().isdigit()
     assert not BY_NAME[name].task.verify(task_dir, done.stdout).ok
+
+
+def test_the_validator_refuses_the_count_of_mentions_and_its_command_counts_right(root):
+    task_dir = prepared(root, "regex-too-much")
+    task = BY_NAME["regex-too-much"].task
+    subtask = SubTask(subtask_id="s1", parent_task_id="t1", intent="Count them")
+
+    def claimed(*commands: str) -> str:
+        calls = [
+            format_evidence(
+                "shell",
+                {"command": c},
+                f"[exit code 0]\n{as_sandbox(['sh', '-c', c], task_dir).stdout}",
+            )
+            for c in commands
+        ]
+        claim = as_sandbox(["sh", "-c", commands[-1]], task_dir).stdout.strip()
+        result = ExecutionResult(
+            subtask_id="s1", status="completed", output=claim, tool_calls=calls
+        )
+        return invented_facts(subtask, result, task.request(task_dir))
+
+    reason = claimed("grep ERROR service.log", "grep -c ERROR service.log")
+    command = re.search(r"\((awk [^)]*)\)", reason)[1]
+    assert "which counts every line that holds 'ERROR' anywhere" in reason
+
+    counted = as_sandbox(["sh", "-c", command], task_dir).stdout
+    assert task.verify(task_dir, counted).ok
+    assert claimed(command) == ""
 
 
 def test_the_stated_directory_is_denied_to_the_sandbox_and_the_copy_is_not(root):

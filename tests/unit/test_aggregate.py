@@ -14,6 +14,7 @@ from roles.aggregate import (
 )
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
+from roles.fieldcount import field_value
 
 SALES = (
     "region,product,units,amount\n"
@@ -434,3 +435,68 @@ def test_a_count_of_the_listing_stands(command):
 )
 def test_which_questions_count_files(request_text, asked):
     assert asks_for_file_count(request_text) is asked
+
+
+SERVICE = "/srv/service.log"
+LEVELS = (
+    "2024-06-01T08:00:00 ERROR job 212 failed: disk quota exceeded\n"
+    "2024-06-01T08:01:00 WARN previous ERROR state cleared by operator\n"
+    "2024-06-01T08:02:00 ERROR job 377 failed: disk quota exceeded\n"
+    "2024-06-01T08:03:00 INFO job 415 step done"
+)
+LEVEL_ASKED = f"How many entries of {SERVICE} have the level ERROR?"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "found"),
+    [
+        (LEVEL_ASKED, ("level", "ERROR")),
+        ("How many requests in access.log have status 'FAILED'?", ("status", "FAILED")),
+        ("Count the ERROR-level lines of app.log.", ("level", "ERROR")),
+        ("How many tickets have severity: HIGH?", ("severity", "HIGH")),
+        ("How many jobs have the status done?", ("", "")),
+        ("What is the level ERROR about?", ("", "")),
+        ("How many lines contain ERROR?", ("", "")),
+    ],
+)
+def test_the_field_and_value_a_count_question_counts_by(request_text, found):
+    assert field_value(request_text) == found
+
+
+@pytest.mark.parametrize(
+    "command", [f"grep -c ERROR {SERVICE}", f"grep ' ERROR ' {SERVICE} | wc -l"]
+)
+def test_a_count_of_the_lines_that_mention_the_value_is_not_a_count_by_field(command):
+    counted = shell(command, "50")
+    reason = judged("Count the ERROR entries", "50", counted, request=LEVEL_ASKED)
+    assert reason.startswith(f"the claimed 50 was printed by `{command}`")
+    assert "not the entries whose level is 'ERROR'" in reason
+    assert f"(head -5 {SERVICE})" in reason
+
+
+def test_the_field_that_holds_the_value_is_read_off_the_lines_shown():
+    shown = shell(f"grep ERROR {SERVICE}", LEVELS)
+    counted = shell(f"grep -c ERROR {SERVICE}", "3")
+    reason = judged("Count", "3", shown, counted, request=LEVEL_ASKED)
+    assert f"""(awk '$2 == "ERROR"' {SERVICE} | wc -l)""" in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"awk '$2 == \"ERROR\"' {SERVICE} | wc -l",
+        f"awk '$2 ~ /^ERROR$/ {{n++}} END {{print n}}' {SERVICE}",
+        f"cut -d' ' -f2 {SERVICE} | grep -c ERROR",
+        f"grep -cE '^[^ ]+ ERROR ' {SERVICE}",
+    ],
+)
+def test_a_count_by_the_field_stands(command):
+    counted = shell(command, "21")
+    loose = shell(f"grep -c ERROR {SERVICE}", "50")
+    assert judged("Count", "21", loose, counted, request=LEVEL_ASKED) == ""
+
+
+def test_a_count_of_mentions_stands_when_no_field_is_named():
+    counted = shell(f"grep -c ERROR {SERVICE}", "50")
+    asked = f"How many lines of {SERVICE} mention ERROR?"
+    assert judged("Count", "50", counted, request=asked) == ""

@@ -1,0 +1,120 @@
+"""A count by a field's value counts that field, not every line that mentions it.
+
+"How many entries of service.log have the level ERROR?" asks for the lines
+whose level field is ERROR. ``grep -c ERROR service.log`` counts every line
+that holds the word anywhere, so a message such as ``WARN previous ERROR state
+cleared`` is counted too, and the number it prints is computed by a tool and
+looks like evidence. When the request names a field and the value it must hold
+(``level ERROR``, ``status 'FAILED'``, ``ERROR-level``), a claimed count stands
+only where a command that tests a field printed it: awk comparing ``$N``,
+``cut -f`` before the match, or a pattern anchored at the line's start.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+from collections.abc import Iterable
+
+from roles.aggregate import asks_for_count, is_path, looks_for, printers
+from roles.evidence import parse_evidence, split_exit_code
+
+_FIELDS = r"(?i:level|status|severity|state|priority|category|type|kind)"
+# The value is in capitals or quotes, as the counted word is in roles.aggregate:
+# "with status done" names no value to look for.
+FIELD_VALUE = re.compile(
+    rf"\b(?P<field>{_FIELDS})(?:\s+(?:(?i:of|is)\s+)?|\s*[=:]\s*)"
+    r"(?:(?P<q>['\"`])(?P<quoted>[^'\"`\n]+)(?P=q)|(?P<bare>[A-Z][A-Z0-9_]+)\b)"
+    rf"|\b(?P<before>[A-Z][A-Z0-9_]+)[\s-]+(?P<after>{_FIELDS})\b"
+)
+# A command that tests one field of a line rather than the whole line.
+IN_FIELD = re.compile(
+    r"\$\d+\s*(?:==|!=|~)|(?:==|~)\s*\$\d+"
+    r"|\bcut\b[^|;&]*\s-\w*f"
+    r"|\bgrep\b[^|;&]*(?:['\"]|\s)\^"
+)
+
+
+def field_value(request: str) -> tuple[str, str]:
+    """Return the field and the value a count question counts entries by
+    (``("level", "ERROR")`` for "how many entries have the level ERROR"),
+    else ``("", "")``."""
+    if not asks_for_count(request):
+        return "", ""
+    found = FIELD_VALUE.search(request or "")
+    if found is None:
+        return "", ""
+    if found["before"]:
+        return found["after"].lower(), found["before"]
+    return found["field"].lower(), found["quoted"] or found["bare"]
+
+
+def miscounted(request: str, numbers: list[str], entries: list[str]) -> str:
+    """Return why the claimed count is of the lines that mention the value and
+    not of the entries whose field holds it, else ""."""
+    field, value = field_value(request)
+    if not value or not numbers:
+        return ""
+    loose = [(n, c) for n in numbers if (c := _mentions_only(n, value, entries))]
+    if not loose or any(_in_field(n, value, entries) for n in numbers):
+        return ""
+    number, command = loose[0]
+    return (
+        f"the claimed {number} was printed by `{command}`, which counts every line "
+        f"that holds {value!r} anywhere, in a message too, not the entries whose "
+        f"{field} is {value!r}: {_how(field, value, command, entries)}; the "
+        "executor's claimed output is not evidence"
+    )
+
+
+def _mentions_only(number: str, value: str, entries: Iterable[str]) -> str:
+    commands = [c for c, error in printers(number, entries) if c and not error]
+    if not commands or any(IN_FIELD.search(c) for c in commands):
+        return ""
+    return commands[0]
+
+
+def _in_field(number: str, value: str, entries: Iterable[str]) -> bool:
+    return any(
+        c and not error and IN_FIELD.search(c) and looks_for(value, c)
+        for c, error in printers(number, entries)
+    )
+
+
+def _how(field: str, value: str, command: str, entries: Iterable[str]) -> str:
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        tokens = command.split()
+    paths = [t for t in tokens if is_path(t)]
+    path = shlex.quote(paths[-1]) if paths else "FILE"
+    position = _position(value, entries)
+    if position:
+        return (
+            f"count the lines whose field {position} is {value!r} "
+            f"(awk '${position} == \"{value}\"' {path} | wc -l)"
+        )
+    return (
+        f"print a few lines (head -5 {path}) to see which field holds the {field}, "
+        f"then count the lines whose that field is {value!r} "
+        f"(awk '$N == \"{value}\"' {path} | wc -l, N the field's number)"
+    )
+
+
+def _position(value: str, entries: Iterable[str]) -> int:
+    """Return the field (1-based, split on blanks) in which ``value`` stands
+    most often among the lines that tool outputs showed, else 0."""
+    seen: Counter[int] = Counter()
+    for entry in entries:
+        call = parse_evidence(entry)
+        if call is None:
+            continue
+        for line in split_exit_code(call.output)[1].splitlines():
+            fields = line.split()
+            if value in fields:
+                seen[fields.index(value) + 1] += 1
+    if not seen:
+        return 0
+    (position, count), *rest = seen.most_common(2)
+    return position if not rest or count > rest[0][1] else 0
