@@ -72,6 +72,13 @@ REPAIR_PROMPT = (
     "Your previous reply could not be used: {problem}\n"
     "Reply again with only the corrected JSON object, no prose and no code fence."
 )
+# A reply the token limit cut off is most often a loop (one string or item
+# repeated); quoting it back would prime the same loop and cost its length again.
+CUT_OFF_PROMPT = (
+    "Your previous reply ran past the length limit and was cut off before its JSON "
+    "ended: it was too long or repeated itself. Reply again with only the JSON "
+    "object, each text field one short sentence, nothing repeated."
+)
 
 
 class LLMOutputError(LLMError):
@@ -227,7 +234,8 @@ class LLMClient:
     ) -> tuple[ModelT, Usage]:
         """Return the reply parsed and validated as ``model_cls``, and usage.
 
-        One repair request quoting the error follows an unusable reply; a second
+        One repair request quoting the error follows an unusable reply (one the
+        token limit cut off is asked again, shorter, without its text); a second
         failure raises LLMOutputError.
         """
         schema = reply_schema(model_cls)
@@ -236,14 +244,17 @@ class LLMClient:
             return parse_as(reply.content, model_cls), reply.usage
         except (JSONExtractError, ValidationError) as err:
             problem = describe_error(err)
-        repair = [
-            *messages,
-            {
-                "role": "assistant",
-                "content": strip_think(reply.content) or reply.content,
-            },
-            {"role": "user", "content": REPAIR_PROMPT.format(problem=problem)},
-        ]
+        if reply.finish_reason == "length":
+            repair = [*messages, {"role": "user", "content": CUT_OFF_PROMPT}]
+        else:
+            repair = [
+                *messages,
+                {
+                    "role": "assistant",
+                    "content": strip_think(reply.content) or reply.content,
+                },
+                {"role": "user", "content": REPAIR_PROMPT.format(problem=problem)},
+            ]
         second = self.chat(repair, schema=schema)
         usage = reply.usage + second.usage
         try:

@@ -128,6 +128,23 @@ def test_invalid_reply_gets_one_repair_request_quoting_the_error(llm_server):
     assert len(usage.calls) == 2
 
 
+def test_a_reply_cut_off_by_the_token_limit_is_asked_again_without_its_text(
+    llm_server,
+):
+    looping = '{"verdict": "matched", "evidence": "' + "ls shows 3 files, " * 400
+    llm_server.reply("R2", looping, finish_reason="length")
+    llm_server.reply("R2", '{"verdict": "matched", "evidence": "ls shows 3 files"}')
+    with client_for("R2", llm_server.env()) as llm:
+        verdict, usage = llm.complete_json(ASK, Verdict)
+    assert verdict.evidence == "ls shows 3 files"
+    repair = llm_server.requests[1].messages
+    assert repair[:2] == ASK and len(repair) == 3
+    assert repair[2]["role"] == "user"
+    assert "cut off before its JSON ended" in repair[2]["content"]
+    assert "ls shows 3 files, ls" not in str(repair)
+    assert len(usage.calls) == 2
+
+
 def test_reply_without_json_is_repaired_too(llm_server):
     llm_server.reply("R1", "I think the task is clear.")
     llm_server.reply("R1", '{"verdict": "matched"}')
