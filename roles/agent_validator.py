@@ -44,6 +44,7 @@ from roles.contracts import (
 from roles.criteria import CHECK_TYPES
 from roles.llm import Usage
 from roles.requested import subtask_deletions
+from roles.transient import transient_failure
 
 __all__ = [
     "NO_EVIDENCE",
@@ -129,6 +130,9 @@ def validate(
         return Validation("failed", verdicts, gap, None, outcome, judged.usage)
     first = failing[0]
     wrong, todo = _explain(first, judged.reply)
+    rerun = None if infrastructure_error or denied else _rerun(first, result)
+    if rerun:
+        stop, (first, wrong, todo) = "", rerun
     if stop or attempt >= max_attempts:
         reason = stop or f"max attempts ({max_attempts}) reached; last issue: {wrong}"
         outcome = _outcome(subtask, result, "failed", reason, history, verdicts)
@@ -215,6 +219,21 @@ def _stop_reason(result: ExecutionResult, judged: Judged, infrastructure: bool) 
     if judged.reply is not None and judged.reply.verdict == "failed":
         return judged.reply.failure_reason or "the validator judged it infeasible"
     return ""
+
+
+def _rerun(
+    first: CriterionVerdict, result: ExecutionResult
+) -> tuple[CriterionVerdict, str, str] | None:
+    """Return the correction that reruns a command that failed for a temporary
+    reason (``roles.transient``), or None."""
+    command, said = transient_failure(result.tool_calls)
+    if not command:
+        return None
+    return (
+        first.model_copy(update={"failure_class": "environmental"}),
+        f"`{command}` failed for a temporary reason: {said}",
+        f"Run the same command again: {command}",
+    )
 
 
 def _explain(first: CriterionVerdict, reply: ValidatorReply | None) -> tuple[str, str]:

@@ -166,3 +166,62 @@ def test_a_retry_verdict_on_the_last_attempt_still_ends_in_failure(tmp_path):
     assert outcome.failure_reason.startswith("max attempts (2) reached; last issue:")
     assert [g.attempt for g in outcome.gap_trajectory] == [1, 2]
     assert outcome.criteria_verdicts[0].verdict == "fail"
+
+
+def reported_failure(command: str, output: str) -> ExecutionResult:
+    shown = format_evidence("shell", {"command": command}, output)
+    return ExecutionResult(
+        subtask_id="s1", status="failed", output=output, tool_calls=[shown]
+    )
+
+
+def validated(result: ExecutionResult, tmp_path, attempt: int = 1):
+    return validate(
+        SUBTASK,
+        result,
+        model=OfflineModel(),
+        attempt=attempt,
+        trajectory=[],
+        workspace=tmp_path,
+    )
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "[exit code 75]\nerror: upstream busy, try again",
+        "[exit code 75]\n",
+        "[exit code 1]\ncurl: (56) Resource temporarily unavailable",
+    ],
+)
+def test_a_command_that_failed_for_a_temporary_reason_is_run_again(tmp_path, output):
+    validation = validated(reported_failure("./report.sh", output), tmp_path)
+
+    assert validation.verdict == "retry"
+    assert validation.correction.what_to_do == "Run the same command again: ./report.sh"
+    assert validation.correction.failure_class == "environmental"
+    assert validation.correction.what_was_wrong.startswith("`./report.sh` failed")
+    last = validated(reported_failure("./report.sh", output), tmp_path, attempt=2)
+    assert last.verdict == "failed"
+
+
+def test_a_failure_that_does_not_say_it_is_temporary_stops_the_subtask(tmp_path):
+    result = reported_failure("./report.sh", "[exit code 1]\nerror: bad column")
+    validation = validated(result, tmp_path)
+
+    assert validation.verdict == "failed"
+    assert validation.correction is None
+
+
+def test_a_temporary_failure_run_again_with_success_is_not_rerun(tmp_path):
+    calls = [
+        format_evidence("shell", {"command": "./report.sh"}, out)
+        for out in ("[exit code 75]\nbusy, try again", "[exit code 0]\nbye")
+    ]
+    result = ExecutionResult(
+        subtask_id="s1", status="completed", output="bye", tool_calls=calls
+    )
+    validation = validated(result, tmp_path)
+
+    assert validation.verdict == "retry"
+    assert "try again" not in validation.correction.what_was_wrong
