@@ -115,8 +115,10 @@ def not_found(
     conf/): like a shell's "did you mean", the error lists up to ``NEAR_LIMIT``
     files of that name under the nearest existing directory above it, inside
     the roots and at most ``depth`` levels down, so the next call can read one.
-    When there is none, it says how to find the file that holds the name's
-    stem (a small model guesses ``normalize_sku.py`` for a function's file).
+    When there is none, it names the files of that stem with another extension
+    (``config.yml`` for ``config.yaml``), else it says how to find the file that
+    holds the name's stem (a small model guesses ``normalize_sku.py`` for a
+    function's file).
     """
     message = f"no such file: {path}"
     base = path.parent
@@ -125,19 +127,28 @@ def not_found(
     if not any(base.is_relative_to(root) for root in roots):
         return message
     found: list[Path] = []
-    seen = 0
+    alike: list[Path] = []
+    stem, seen = _stem(path.name).lower(), 0
     for folder, dirs, names in os.walk(base):
         here = Path(folder)
         seen += len(dirs) + len(names)
         if len(here.relative_to(base).parts) >= depth:
             dirs[:] = []
         dirs.sort()
-        if path.name in names:
-            match = here / path.name
+        for name in sorted(names):
+            if name != path.name and _stem(name).lower() != stem:
+                continue
+            match = here / name
             if not _is_hidden(match.resolve(), workspace, hidden):
-                found.append(match)
+                (found if name == path.name else alike).append(match)
         if len(found) >= NEAR_LIMIT or seen >= SCAN_LIMIT:
             break
+    if not found and alike:
+        named = ", ".join(_shown(f, workspace) for f in alike[:NEAR_LIMIT])
+        return (
+            f"{message} (no file named {path.name!r} under {base}; files of the "
+            f"same name with another extension: {named})"
+        )
     if not found:
         # A guessed file name is often what the file holds (a function, a key).
         lines = lines_holding(

@@ -188,6 +188,26 @@ def test_a_missing_file_names_files_of_its_name_nearby(tmp_path):
     assert parse_evidence(toolbox.evidence[0]).output.startswith("ERROR: no such")
 
 
+def test_a_missing_file_names_the_files_of_its_stem_with_another_extension(tmp_path):
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "config.yml").write_text("max_connections: 140\n")
+    (tmp_path / "db" / "Config.json").write_text("{}\n")
+    (tmp_path / "db" / "configure.sh").write_text("true\n")
+    with pytest.raises(ToolError) as err:
+        Toolbox(tmp_path).call("read_file", {"path": "db/config.yaml"})
+    assert str(err.value) == (
+        f"no such file: {tmp_path / 'db' / 'config.yaml'} (no file named "
+        f"'config.yaml' under {tmp_path / 'db'}; files of the same name with "
+        "another extension: db/Config.json, db/config.yml)"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    hidden = Toolbox(work, allowed_paths=[tmp_path], hidden_paths=[tmp_path / "db"])
+    with pytest.raises(ToolError) as err:
+        hidden.call("read_file", {"path": str(tmp_path / "config.yaml")})
+    assert "config.yml" not in str(err.value) and "no file named" in str(err.value)
+
+
 def test_a_blocked_missing_file_is_refused_and_still_names_its_namesakes(tmp_path):
     missing = str(misplaced(tmp_path))
     toolbox = Toolbox(tmp_path, blocked_targets=[missing])
