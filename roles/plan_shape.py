@@ -32,8 +32,10 @@ A replan may demand that a file exist at a path GGS blocked because a call on it
 failed: a small model asked "which file defines normalize_sku?" guessed
 ``src/normalize_sku.py``, and after the read found nothing there its next plan
 checked ``file_exists`` on that very path. The directive forbids the path, so the check
-can never be met; ``drop_blocked_paths`` removes it. A path the request names
-(its file name appears in the request) is the request's own effect and stays.
+can never be met; ``drop_blocked_paths`` removes it. A path the request asks to
+make (its file name appears in a request that writes, creates, copies …) is the
+request's own effect and stays; one it only reads from ("what is max_connections
+in db/config.yaml?", when the file is db/config.yml) goes.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ from collections.abc import Sequence
 from roles.checks import undelimited
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 
+# A request that makes files: a file it names may be its effect.
+MAKES = re.compile(
+    r"\b(?:write|writes|create|creates|save|make|generate|produce|touch|copy|move"
+    r"|rename|store|put|append|build|output|dump|export)\b",
+    re.IGNORECASE,
+)
 NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,5}\b)")
 
 # R2's example criteria (roles.planner_prompts.PLAN_SYSTEM), each with the word
@@ -125,7 +133,7 @@ def drop_blocked_paths(
     subtasks: Sequence[SubTask], blocked_targets: Sequence[str], request: str
 ) -> tuple[list[SubTask], list[str]]:
     """Return the subtasks without ``file_exists`` checks on a GGS-blocked path the
-    request does not name, and a note for each check dropped."""
+    request does not ask to make, and a note for each check dropped."""
     blocked = {posixpath.normpath(t.strip()) for t in blocked_targets if t.strip()}
     if not blocked:
         return list(subtasks), []
@@ -138,7 +146,7 @@ def drop_blocked_paths(
                 notes.append(
                     f"{sub.intent}: dropped the check that {path} exists: GGS "
                     "blocked that path after a call on it failed, and the request "
-                    "does not name it"
+                    "does not ask to make it"
                 )
             else:
                 kept.append(value)
@@ -148,14 +156,14 @@ def drop_blocked_paths(
 
 def _blocked_path(value: CriterionSpec, blocked: set[str], request: str) -> str:
     """Return the path of a ``file_exists`` check on a blocked path the request
-    does not name, else ""."""
+    does not ask to make, else ""."""
     check = normalise_criterion(value).check or {}
     path = check.get("path")
     if check.get("type") != "file_exists" or not isinstance(path, str):
         return ""
     path = posixpath.normpath(path.strip())
     hit = path in blocked or any(b.endswith(f"/{path}") for b in blocked)
-    named = posixpath.basename(path) in request
+    named = posixpath.basename(path) in request and MAKES.search(request) is not None
     return path if hit and not named else ""
 
 

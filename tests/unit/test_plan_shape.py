@@ -135,7 +135,7 @@ def test_a_replan_check_on_a_path_ggs_blocked_as_missing_is_dropped():
     assert [c.criterion for c in sub.success_criteria] == ["lists"]
     assert notes == [
         f"find it: dropped the check that {GUESS} exists: GGS blocked that path "
-        "after a call on it failed, and the request does not name it"
+        "after a call on it failed, and the request does not ask to make it"
     ]
     [sub], _ = drop_blocked_paths(
         [step("find it", 1, exists("src/./normalize_sku.py"))], [GUESS], request
@@ -152,3 +152,14 @@ def test_a_blocked_path_the_request_names_keeps_its_check():
     other = [step("find it", 1, exists(f"{SRC}/other.py"))]
     assert drop_blocked_paths(other, [GUESS], "which file?") == (other, [])
     assert drop_blocked_paths(other, [], "which file?") == (other, [])
+
+
+def test_a_blocked_path_the_request_only_reads_from_loses_its_check():
+    # Asked for db/config.yaml, the file is db/config.yml: reading failed.
+    asked = "/tmp/work/db/config.yaml"
+    request = f"What is max_connections in {asked}?"
+    [sub], notes = drop_blocked_paths(
+        [step("read it", 1, exists(asked))], [asked], request
+    )
+    assert sub.success_criteria == []
+    assert notes[0].endswith("the request does not ask to make it")
