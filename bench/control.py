@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from datetime import UTC, datetime
@@ -106,6 +107,26 @@ def endpoint_env(opts: argparse.Namespace) -> dict[str, str]:
     }
 
 
+class StopRequest:
+    """SIGTERM asks the bench to stop after the run in progress (the report of
+    the runs done is still written); a second SIGTERM stops it at once. A bench
+    started in the background of a shell ignores SIGINT, so ``kill PID`` is how
+    to end it early."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def install(self) -> StopRequest:
+        signal.signal(signal.SIGTERM, self._on_term)
+        return self
+
+    def _on_term(self, signum: int, _frame: object) -> None:
+        if self.requested:
+            raise SystemExit(128 + signum)
+        self.requested = True
+        say("SIGTERM: stopping after the run in progress (again to stop now)")
+
+
 class Bench:
     """One session: a cluster, its users, the task directories and the results."""
 
@@ -117,6 +138,7 @@ class Bench:
         self.results: list[Result] = []
         self.dreams: list[str] = []
         self.apis = self.make_users(opts.session)
+        self.stop = StopRequest()
 
     def make_users(self, session: str) -> dict[tuple[str, str], Api]:
         """Create a user and token per (strategy, scenario), in one command."""
@@ -194,12 +216,14 @@ class Bench:
     def run_suite(self) -> None:
         opts = self.opts
         for pass_no in range(1, opts.passes + 1):
-            if pass_no > 1:
+            if pass_no > 1 and not self.stop.requested:
                 report = self.dream()
                 self.dreams.append(report)
                 say(f"Dreamer pass before pass {pass_no}: {report}")
             for scenario in opts.scenarios:
                 for strategy in opts.strategies:
+                    if self.stop.requested:
+                        return
                     say(
                         progress(
                             self.attempt(scenario, strategy, pass_no),
@@ -298,6 +322,7 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
     ) as cluster:
         say(f"cluster at {cluster.url}; data dir {opts.data_dir}; tasks in {root}")
         bench = Bench(opts, cluster, root)
+        bench.stop.install()
         try:
             bench.run_suite()
         finally:

@@ -1,0 +1,67 @@
+"""bench/control.py stops on SIGTERM after the run in progress, at once on a second."""
+
+from __future__ import annotations
+
+import os
+import signal
+from types import SimpleNamespace
+
+import pytest
+
+from bench import control
+from bench.control_report import Result
+from bench.scenarios import SCENARIOS
+
+
+@pytest.fixture
+def stop():
+    before = signal.getsignal(signal.SIGTERM)
+    yield control.StopRequest().install()
+    signal.signal(signal.SIGTERM, before)
+
+
+def suite(stop, kill_after: int, kills: int = 1) -> tuple[list[tuple], list[int]]:
+    ran, dreamed = [], []
+
+    def attempt(scenario, strategy, pass_no):
+        ran.append((scenario.name, strategy, pass_no))
+        if len(ran) == kill_after:
+            for _ in range(kills):
+                os.kill(os.getpid(), signal.SIGTERM)
+        s = scenario
+        return Result(s.name, s.expect, s.failure, s.group, strategy, pass_no)
+
+    bench = SimpleNamespace(
+        opts=SimpleNamespace(
+            passes=2, scenarios=SCENARIOS[:2], strategies=["ggs", "retry"]
+        ),
+        stop=stop,
+        dreams=[],
+        cluster=SimpleNamespace(url="http://bench"),
+        attempt=attempt,
+        dream=lambda: dreamed.append(1) or "dreamt",
+    )
+    control.Bench.run_suite(bench)
+    return ran, dreamed
+
+
+def test_sigterm_ends_the_suite_after_the_run_in_progress(stop):
+    ran, dreamed = suite(stop, kill_after=2)
+
+    first = SCENARIOS[0].name
+    assert ran == [(first, "ggs", 1), (first, "retry", 1)]
+    assert dreamed == []
+    assert stop.requested
+
+
+def test_a_second_sigterm_stops_the_bench_at_once(stop):
+    with pytest.raises(SystemExit) as stopped:
+        suite(stop, kill_after=1, kills=2)
+    assert stopped.value.code == 128 + signal.SIGTERM
+
+
+def test_without_sigterm_every_run_of_both_passes_and_the_dream_happen(stop):
+    ran, dreamed = suite(stop, kill_after=0)
+
+    assert len(ran) == 2 * 2 * 2
+    assert dreamed == [1]
