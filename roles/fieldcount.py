@@ -60,11 +60,16 @@ def miscounted(request: str, numbers: list[str], entries: list[str]) -> str:
     if not loose or any(_in_field(n, value, entries) for n in numbers):
         return ""
     number, command = loose[0]
+    counts = (
+        f"every line that holds {value!r} anywhere, in a message too"
+        if looks_for(value, command)
+        else f"lines without looking for {value!r}"
+    )
     return (
-        f"the claimed {number} was printed by `{command}`, which counts every line "
-        f"that holds {value!r} anywhere, in a message too, not the entries whose "
-        f"{field} is {value!r}: {_how(field, value, command, entries)}; the "
-        "executor's claimed output is not evidence"
+        f"the claimed {number} was printed by `{command}`, which counts {counts}, "
+        f"not the entries whose {field} is {value!r}: "
+        f"{_how(field, value, command, entries)}; the executor's claimed output is "
+        "not evidence"
     )
 
 

@@ -496,6 +496,12 @@ def test_a_count_by_the_field_stands(command):
     assert judged("Count", "21", loose, counted, request=LEVEL_ASKED) == ""
 
 
+def test_a_count_of_every_line_is_not_a_count_by_field_either():
+    counted = shell(f"wc -l < {SERVICE}", "300")
+    reason = judged("Count", "300", counted, request=LEVEL_ASKED)
+    assert "which counts lines without looking for 'ERROR', not the entries" in reason
+
+
 def test_a_count_of_mentions_stands_when_no_field_is_named():
     counted = shell(f"grep -c ERROR {SERVICE}", "50")
     asked = f"How many lines of {SERVICE} mention ERROR?"
