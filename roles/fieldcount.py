@@ -101,9 +101,10 @@ def _how(field: str, value: str, command: str, entries: Iterable[str]) -> str:
             f"(awk '${position} == \"{value}\"' {path} | wc -l)"
         )
     return (
-        f"print a few lines (head -5 {path}) to see which field holds the {field}, "
-        f"then count the lines whose that field is {value!r} "
-        f"(awk '$N == \"{value}\"' {path} | wc -l, N the field's number)"
+        f"print a few of the lines that hold it (grep -m 5 {shlex.quote(value)} "
+        f"{path}) to see which field holds the {field}, then count the lines whose "
+        f"that field is {value!r} (awk '$N == \"{value}\"' {path} | wc -l, N the "
+        "field's number)"
     )
 
 

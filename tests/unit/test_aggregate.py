@@ -471,7 +471,7 @@ def test_a_count_of_the_lines_that_mention_the_value_is_not_a_count_by_field(com
     reason = judged("Count the ERROR entries", "50", counted, request=LEVEL_ASKED)
     assert reason.startswith(f"the claimed 50 was printed by `{command}`")
     assert "not the entries whose level is 'ERROR'" in reason
-    assert f"(head -5 {SERVICE})" in reason
+    assert f"(grep -m 5 ERROR {SERVICE})" in reason
 
 
 def test_the_field_that_holds_the_value_is_read_off_the_lines_shown():
