@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roles.aggregate import asks_for_count, unguarded_words
+from roles.aggregate import NUMBER, asks_for_count, unguarded_words
 from roles.contracts import ExecutionResult
 from roles.evidence import parse_evidence
 from roles.jsonparse import JSONExtractError, extract_json
@@ -53,11 +53,19 @@ def evaluate_check(
     ("rows" for "how many rows", "ERROR" for "how many lines contain ERROR")
     echoes it: the answer is a number, which the evidence rule judges
     (``roles.aggregate``: computed, and by a command that looks for the word).
-    Any output meets such a check.
+    Any output that states a number meets such a check.
     """
     echoed = _echoed_word(check, request)
     if echoed:
-        return _any_output(f"{echoed!r} (a word of the count question)", result)
+        named = f"{echoed!r} (a word of the count question)"
+        said = output_text(result.output).strip()
+        if said and not NUMBER.search(said):
+            return CheckResult(
+                False,
+                f"{named} names no format, but the output states no number, and a "
+                f"count question is answered by one: {_quote(said)}",
+            )
+        return _any_output(named, result)
     return _evaluate(check, result, workspace)
 
 

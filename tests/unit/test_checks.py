@@ -262,6 +262,9 @@ def test_a_word_of_a_count_question_demanded_by_a_check_is_an_echo():
     blank = counted.model_copy(update={"output": ""})
     rows = {"type": "output_contains", "value": "ERROR"}
     assert not evaluate_check(rows, blank, workspace=".", request=asked).passed
+    gave_up = counted.model_copy(update={"output": "I could not count the ERROR lines"})
+    verdict = evaluate_check(rows, gave_up, workspace=".", request=asked)
+    assert not verdict.passed and "the output states no number" in verdict.evidence
 
 
 def test_a_word_the_count_is_of_that_no_rule_guards_stays_a_check():
