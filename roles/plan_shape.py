@@ -111,11 +111,13 @@ def drop_copied_examples(
     def keep(values: Sequence[CriterionSpec], where: str) -> list[CriterionSpec]:
         kept = []
         for value in values:
-            text = normalise_criterion(value).criterion
-            words = _words(text)
+            criterion = normalise_criterion(value)
+            text, words = criterion.criterion, _words(criterion.criterion)
             # "output_names_one_weekday": the example's first words, as a name.
-            if words in copied or (
-                words.count(" ") >= 2 and any(c.startswith(words) for c in copied)
+            if (
+                words in copied
+                or (words.count(" ") >= 2 and any(c.startswith(words) for c in copied))
+                or _quotes_example(criterion.check, copied)
             ):
                 notes.append(f"{where}: dropped {text!r}, copied from R2's examples")
             else:
@@ -127,6 +129,24 @@ def drop_copied_examples(
         for s in subtasks
     ]
     return kept_subtasks, keep(task_criteria, "task_criteria"), notes
+
+
+def _quotes_example(check: dict | None, copied: set[str]) -> bool:
+    """Return True when an output check demands three words in a row of a copied
+    example ("Total line count: ([0-9]+)" from "the answer states the total
+    line count as a number")."""
+    if not isinstance(check, dict):
+        return False
+    text = check.get("pattern") if "pattern" in check else check.get("value")
+    words = _words(text) if isinstance(text, str) else ""
+    if check.get("type") not in ("output_matches", "output_contains") or not words:
+        return False
+    for example in copied:
+        terms = example.split()
+        runs = {" ".join(terms[i : i + 3]) for i in range(len(terms) - 2)}
+        if any(f" {run} " in f" {words} " for run in runs - {"the answer states"}):
+            return True
+    return False
 
 
 def drop_blocked_paths(

@@ -76,6 +76,22 @@ def test_the_first_words_of_an_example_written_as_a_name_are_dropped_too():
     assert len(notes) == 1
 
 
+def test_a_check_that_quotes_an_example_is_dropped_unless_the_request_is_about_it():
+    # A real replan demanded "Total line count" of a script that prints an order total.
+    copied = matches("Total line count: ([0-9]+)")
+    own = matches("order total: [0-9]+")
+    run = step("Run report.sh", 1, copied, own)
+    [kept], _, notes = drop_copied_examples(
+        [run], [], "What total does report.sh print?"
+    )
+    assert kept.success_criteria == run.success_criteria[1:]
+    assert len(notes) == 1
+    [kept], _, notes = drop_copied_examples(
+        [run], [], "How many lines does a.txt have?"
+    )
+    assert kept.success_criteria == run.success_criteria and notes == []
+
+
 def test_an_example_stays_when_the_request_is_about_what_it_names():
     day = step("Find the weekday", 1, "output names one weekday, Monday to Sunday")
     [kept], _, notes = drop_copied_examples([day], [], "Which weekday is 2025-01-01?")
