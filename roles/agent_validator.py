@@ -43,8 +43,8 @@ from roles.contracts import (
 )
 from roles.criteria import CHECK_TYPES
 from roles.llm import Usage
+from roles.recoverable import namesakes, transient_failure
 from roles.requested import subtask_deletions
-from roles.transient import transient_failure
 
 __all__ = [
     "NO_EVIDENCE",
@@ -224,16 +224,19 @@ def _stop_reason(result: ExecutionResult, judged: Judged, infrastructure: bool) 
 def _rerun(
     first: CriterionVerdict, result: ExecutionResult
 ) -> tuple[CriterionVerdict, str, str] | None:
-    """Return the correction that reruns a command that failed for a temporary
-    reason (``roles.transient``), or None."""
+    """Return the correction that takes the way forward a failure names
+    (``roles.recoverable``): rerun a command that failed for a temporary
+    reason, read the file a missing one's error names; else None."""
     command, said = transient_failure(result.tool_calls)
-    if not command:
-        return None
-    return (
-        first.model_copy(update={"failure_class": "environmental"}),
-        f"`{command}` failed for a temporary reason: {said}",
-        f"Run the same command again: {command}",
-    )
+    path, named = namesakes(result.tool_calls)
+    environmental = first.model_copy(update={"failure_class": "environmental"})
+    if command:
+        wrong = f"`{command}` failed for a temporary reason: {said}"
+        return environmental, wrong, f"Run the same command again: {command}"
+    if path:
+        wrong = f"there is no file {path}, but the error names {named}"
+        return environmental, wrong, f"Read the file it names instead: {named}"
+    return None
 
 
 def _explain(first: CriterionVerdict, reply: ValidatorReply | None) -> tuple[str, str]:

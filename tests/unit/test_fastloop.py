@@ -225,3 +225,36 @@ def test_a_temporary_failure_run_again_with_success_is_not_rerun(tmp_path):
 
     assert validation.verdict == "retry"
     assert "try again" not in validation.correction.what_was_wrong
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "ERROR: no such file: /w/db/config.yaml (no file named 'config.yaml' under "
+        "/w/db; files of the same name with another extension: db/config.yml)",
+        "ERROR: blocked by GGS: path 'db/config.yaml' failed in an earlier round — "
+        "choose another approach (no file named 'config.yaml' under /w/db; files of "
+        "the same name with another extension: db/config.yml)",
+    ],
+)
+def test_a_read_whose_error_names_the_file_to_read_is_retried_on_it(tmp_path, error):
+    shown = format_evidence("read_file", {"path": "db/config.yaml"}, error)
+    result = ExecutionResult(
+        subtask_id="s1", status="failed", output="no such file", tool_calls=[shown]
+    )
+    validation = validated(result, tmp_path)
+
+    assert validation.verdict == "retry"
+    assert validation.correction.what_to_do == (
+        "Read the file it names instead: db/config.yml"
+    )
+    assert validation.correction.failure_class == "environmental"
+
+
+def test_a_read_of_a_missing_file_with_nothing_named_stops_the_subtask(tmp_path):
+    error = "ERROR: no such file: /w/x.txt (no file named 'x.txt' under /w; to find"
+    shown = format_evidence("read_file", {"path": "x.txt"}, error + " …)")
+    result = ExecutionResult(
+        subtask_id="s1", status="failed", output="no such file", tool_calls=[shown]
+    )
+    assert validated(result, tmp_path).verdict == "failed"

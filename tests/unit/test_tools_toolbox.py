@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roles.evidence import parse_evidence
+from roles.recoverable import namesakes
 from roles.tools import ApprovalAsk, Toolbox, ToolError, head_tail
 
 
@@ -193,12 +194,18 @@ def test_a_missing_file_names_the_files_of_its_stem_with_another_extension(tmp_p
     (tmp_path / "db" / "config.yml").write_text("max_connections: 140\n")
     (tmp_path / "db" / "Config.json").write_text("{}\n")
     (tmp_path / "db" / "configure.sh").write_text("true\n")
+    toolbox = Toolbox(tmp_path)
     with pytest.raises(ToolError) as err:
-        Toolbox(tmp_path).call("read_file", {"path": "db/config.yaml"})
+        toolbox.call("read_file", {"path": "db/config.yaml"})
     assert str(err.value) == (
         f"no such file: {tmp_path / 'db' / 'config.yaml'} (no file named "
         f"'config.yaml' under {tmp_path / 'db'}; files of the same name with "
         "another extension: db/Config.json, db/config.yml)"
+    )
+    # R4a reads the names off the evidence entry (roles.recoverable).
+    assert namesakes(toolbox.evidence) == (
+        "db/config.yaml",
+        "db/Config.json, db/config.yml",
     )
     work = tmp_path / "work"
     work.mkdir()

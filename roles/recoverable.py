@@ -1,0 +1,68 @@
+"""A failure that says how to go on is followed, not given up on.
+
+Two kinds of tool failure carry their own way forward, and R4a asks the
+executor to take it (one more attempt of the fast loop) instead of stopping on
+the executor's "failed"; a second failure fails the subtask as any failure does.
+
+- A command that exits with sysexits' EX_TEMPFAIL (75), or whose output says the
+  failure is temporary ("try again", "resource temporarily unavailable", "server
+  busy", "rate limit"), may well succeed when run again: a different approach,
+  or blocking that command, is the wrong correction.
+- A read of a file that is not there (or that GGS blocked), whose error names
+  files of that name elsewhere or of that stem with another extension
+  (``roles.tools.files``): the file asked for is most likely one of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from roles.evidence import parse_evidence, split_exit_code
+
+TEMPFAIL = 75
+TRANSIENT = re.compile(
+    r"\btry again\b|\btemporar(?:y|ily)\b|\bbusy\b|\brate.?limit|too many requests",
+    re.IGNORECASE,
+)
+# roles.tools.files.not_found's "did you mean", after "no such file: PATH".
+NAMESAKES = re.compile(
+    r"(?:files named '[^'\n]*' under [^:\n]+|files of the same name with another "
+    r"extension): (?P<named>[^)\n]+)"
+)
+
+
+def transient_failure(tool_calls: Iterable[str]) -> tuple[str, str]:
+    """Return the last shell command whose last run failed for a temporary
+    reason, and the line that says so; ``("", "")`` when there is none."""
+    last: dict[str, tuple[int | None, str]] = {}
+    for entry in tool_calls:
+        call = parse_evidence(entry)
+        if call is None or call.tool != "shell":
+            continue
+        command = str(call.args.get("command") or "").strip()
+        last.pop(command, None)  # keep the order of the latest runs
+        last[command] = split_exit_code(call.output)
+    for command, (code, body) in reversed(last.items()):
+        if not command or code in (None, 0):
+            continue
+        line = next((t for t in body.splitlines() if TRANSIENT.search(t)), "")
+        if code == TEMPFAIL or line:
+            return command, (line or f"exit code {code}").strip()[:200]
+    return "", ""
+
+
+def namesakes(tool_calls: Iterable[str]) -> tuple[str, str]:
+    """Return the path of the attempt's last tool call when it was a read of a
+    missing file whose error names files to read instead, and those files;
+    ``("", "")`` otherwise."""
+    calls = [c for c in map(parse_evidence, tool_calls) if c is not None]
+    if not calls or calls[-1].tool != "read_file":
+        return "", ""
+    last = calls[-1]
+    said = last.output.strip()
+    found = NAMESAKES.search(said) if said.startswith("ERROR:") else None
+    path = last.args.get("path")
+    if found is None or not isinstance(path, str):
+        return "", ""
+    return path, found["named"].strip()
