@@ -2,7 +2,8 @@
 
 The fan-in gate is code: one failed outcome sends a ReplanRequest without a
 model call, and so does a request to delete a path that still exists
-(``roles.requested``), whatever the criteria say. When every subtask matched,
+(``roles.requested``) or a question for a number that no subtask's output
+answers with one (``roles.answered``), whatever the criteria say. When every subtask matched,
 the model merges the outputs and judges each of R2's task criteria against the
 merged result, answering ``{"verdict": "accept|replan", "summary",
 "merged_output", "criteria_results": [...], "gap_summary"}``. The code then
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from roles.answered import unanswered
 from roles.checks import FACT, appears
 from roles.contracts import (
     Criterion,
@@ -96,7 +98,8 @@ def evaluate(
     failed = [o for o in outcomes if o.status == "failed"]
     if failed:
         return MetaResult(replan.request(_gap(failed), failed_subtasks=failed))
-    undone = unmet_deletions(manifest.task_spec.raw_input if manifest.task_spec else "")
+    request = manifest.task_spec.raw_input if manifest.task_spec else ""
+    undone = unmet_deletions(request) or unanswered(request, outcomes)
     if undone:
         gap = "; ".join(v.evidence for v in undone)
         return MetaResult(replan.request(gap, verdicts=undone))

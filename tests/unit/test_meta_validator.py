@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from roles.contracts import DispatchManifest, GapPoint, SubTaskOutcome
+from roles.answered import ANSWERED
+from roles.contracts import DispatchManifest, GapPoint, SubTaskOutcome, TaskSpec
 from roles.meta_validator import evaluate
 from roles.offline import OfflineModel
 from roles.offline_roles import NO_ALTERNATIVE
@@ -82,3 +83,51 @@ def test_empty_manifest_is_an_abandon_with_its_reason():
 def test_negative_elapsed_time_is_a_clear_error():
     with pytest.raises(ValueError, match="elapsed_ms"):
         evaluate(manifest(), [], model=OfflineModel(), elapsed_ms=-1, replans_so_far=0)
+
+
+def asked(question: str) -> DispatchManifest:
+    spec = TaskSpec(task_id="offline_task", intent="answer", raw_input=question)
+    return DispatchManifest(task_id="offline_task", subtask_ids=["a"], task_spec=spec)
+
+
+TOTAL = "What is the total of the amount column in /srv/payments.csv?"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The 'amount' column is the third column.",
+        {"matches": True, "content": "The file was read successfully."},
+        None,
+    ],
+)
+def test_a_question_for_a_number_that_no_output_answers_is_replanned(said):
+    outcomes = [outcome("a", "sum the amounts", output=said)]
+    result = evaluate(
+        asked(TOTAL), outcomes, model=OfflineModel(), elapsed_ms=0, replans_so_far=0
+    )
+    request = result.message
+    assert type(request).__name__ == "ReplanRequest"
+    [verdict] = request.task_criteria_verdicts
+    assert verdict.criterion == ANSWERED and verdict.verdict == "fail"
+    assert "no subtask's output states a number" in request.gap_summary
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        (TOTAL, "The total is 13467."),
+        ("How many entries have the level ERROR?", "21"),
+        ("Write a script that prints the total of a.csv", "wrote total.py"),
+        ("Print the weekday of 2025-01-01", "Wednesday"),
+    ],
+)
+def test_an_answer_with_a_number_or_a_request_for_no_number_is_not_held(question, said):
+    result = evaluate(
+        asked(question),
+        [outcome("a", "do it", output=said)],
+        model=OfflineModel(),
+        elapsed_ms=0,
+        replans_so_far=0,
+    )
+    assert type(result.message).__name__ == "OutcomeSummary"
