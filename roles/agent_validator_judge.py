@@ -55,6 +55,11 @@ COMPUTE = "run a command that prints it (wc -l, grep -c, awk)"
 # A request that asks for echo or printf makes their output the work itself.
 ECHO_ASKED = re.compile(r"\b(echo|printf)\b", re.IGNORECASE)
 QUOTE = 300
+# A planner's enumeration ("Step 1: read the file", "2) count") states no fact:
+# its numbers do not make a claimed count of 1 or 2 known.
+LABEL = re.compile(
+    r"\b(?:step|part|stage|phase)\s+\d+\b|^\s*\(?\d+[.)](?=\s)", re.I | re.M
+)
 
 
 @dataclass
@@ -147,7 +152,7 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     no tool call showed (or, for a total, no tool computed), else ""."""
     if result.status == "failed":
         return ""
-    known = f"{subtask.intent}\n{subtask.context}\n{request}"
+    known = LABEL.sub(" ", f"{subtask.intent}\n{subtask.context}\n{request}")
     facts = unshown_facts(result, known)
     aggregate = asks_for_aggregate(request, subtask.intent, subtask.context)
     if facts:

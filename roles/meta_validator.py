@@ -3,9 +3,9 @@
 The fan-in gate is code: one failed outcome sends a ReplanRequest without a
 model call, and so does a request to delete a path that still exists
 (``roles.requested``) or a question for a number that no subtask's output
-answers with one (``roles.answered``), whatever the criteria say. When every subtask matched,
-the model merges the outputs and judges each of R2's task criteria against the
-merged result, answering ``{"verdict": "accept|replan", "summary",
+answers with one (``roles.answered``), whatever the criteria say. When every
+subtask matched, the model merges the outputs and judges each of R2's task
+criteria against the merged result, answering ``{"verdict": "accept|replan", "summary",
 "merged_output", "criteria_results": [...], "gap_summary"}``. The code then
 holds it to that: an accept with a failed, missing or ambiguous criterion is a
 rejection. A rejection, a model error or an unusable reply becomes a

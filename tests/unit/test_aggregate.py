@@ -65,6 +65,17 @@ def test_the_total_line_of_a_multi_file_count_passes_but_one_files_count_not():
     assert "'25'" in judged("count the lines of the logs", "25", wc)
 
 
+def test_a_number_of_the_planners_step_labels_is_not_known():
+    # A real plan: "Step 1: Read the CSV file. Step 2: …"; the claim {"count": 1}.
+    intent = "Step 1: Read the CSV file. Step 2: Filter. Step 3: Count them."
+    request = "How many items in /srv/inventory.csv have a quantity of 0?"
+    reason = judged(intent, '{"count": 1}', READ, request=request)
+    assert reason.startswith("the claimed output states '1'")
+    listed = "1) read the file\n2) count the rows"
+    assert judged(listed, "2", READ, request=request)
+    assert judged("Count rows with quantity over 3", "3", READ, request=request) == ""
+
+
 def test_a_number_the_request_states_is_known():
     request = "How many of the 3 files are empty?"
     assert judged("count the empty files", "3", READ, request=request) == ""
