@@ -110,7 +110,9 @@ def _how(field: str, value: str, command: str, entries: Iterable[str]) -> str:
 
 def _position(value: str, entries: Iterable[str]) -> int:
     """Return the field (1-based, split on blanks) in which ``value`` stands
-    most often among the lines that tool outputs showed, else 0."""
+    most often among the lines that tool outputs showed, else 0. On a tie the
+    earlier field: a level or a status is a column near the line's start, and a
+    message that mentions the value comes after it."""
     seen: Counter[int] = Counter()
     for entry in entries:
         call = parse_evidence(entry)
@@ -122,5 +124,4 @@ def _position(value: str, entries: Iterable[str]) -> int:
                 seen[fields.index(value) + 1] += 1
     if not seen:
         return 0
-    (position, count), *rest = seen.most_common(2)
-    return position if not rest or count > rest[0][1] else 0
+    return min(seen, key=lambda position: (-seen[position], position))

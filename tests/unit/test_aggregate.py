@@ -490,6 +490,12 @@ def test_the_field_that_holds_the_value_is_read_off_the_lines_shown():
     counted = shell(f"grep -c ERROR {SERVICE}", "3")
     reason = judged("Count", "3", shown, counted, request=LEVEL_ASKED)
     assert f"""(awk '$2 == "ERROR"' {SERVICE} | wc -l)""" in reason
+    # A real run showed two ERROR entries and two messages with ERROR in field 7.
+    token = "2024-06-01T08:06:00 DEBUG parser saw the token ERROR in a comment"
+    first, _, third, _ = LEVELS.split("\n")
+    tied = shell(f"grep -m 4 ERROR {SERVICE}", "\n".join([token, first, token, third]))
+    reason = judged("Count", "3", tied, counted, request=LEVEL_ASKED)
+    assert f"""(awk '$2 == "ERROR"' {SERVICE} | wc -l)""" in reason
 
 
 @pytest.mark.parametrize(
