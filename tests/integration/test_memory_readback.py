@@ -123,9 +123,9 @@ def test_a_related_past_task_is_recalled_under_another_task_id(
         ),
         what="the first run's Megram stored",
     )
-    llm.reply("R1", spec("count_ledger_widgets", "count the widget inventory ledger"))
-    llm.reply("R2", plan("ok-step count"))
-    second = finished(runs.submit(user, "count the widget inventory ledger"))
+    llm.reply("R1", spec("review_ledger_widgets", "review the widget inventory ledger"))
+    llm.reply("R2", plan("ok-step review"))
+    second = finished(runs.submit(user, "review the widget inventory ledger"))
     prompt = text_of(llm.requests_for("R2")[-1])
     assert "(from the related task: tally the widget inventory ledger)" in prompt
     (event,) = TraceEvent.objects.filter(run=second, kind="memory_related")
