@@ -44,6 +44,7 @@ from roles.checks import (
     unshown_facts,
 )
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
+from roles.csvsplit import split_quoted
 from roles.evidence import only_echoes, parse_evidence
 from roles.fieldcount import miscounted
 from roles.llm import LLMError, LLMOutputError, Usage
@@ -196,7 +197,7 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
             f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
         )
-    loose = miscounted(request, numbers, calls)
+    loose = miscounted(request, numbers, calls) or split_quoted(request, numbers, calls)
     if loose:
         return loose
     files = asks_for_file_count(request, subtask.intent)

@@ -84,6 +84,8 @@ FILES_COUNTED = re.compile(
     r"(?:files|directories|folders|scripts|modules)\b",
     re.IGNORECASE,
 )
+# A quoted CSV field that holds a comma: awk -F, and cut -d, split inside it.
+QUOTED_COMMA = re.compile(r'(?:^|,)"[^"\n]*,[^"\n]*"(?=,|\r?$)', re.MULTILINE)
 INVERTED = re.compile(r"\bgrep\b[^|;&]*\s(?:-\w*v\w*|--invert-match)\b")
 WORD_INTRO = re.compile(r"\bthe\s+(?:word|string|text|term)\s+$", re.IGNORECASE)
 # A number standing on its own: not a digit run inside a path, a name or a date.
@@ -226,11 +228,26 @@ def column_total_command(request: str, entries: Iterable[str]) -> str:
     if len(named) != 1:
         return ""
     column = named[0] + 1
-    if re.search(r"\b(average|mean)\b", request, re.IGNORECASE):
+    average = re.search(r"\b(average|mean)\b", request, re.IGNORECASE) is not None
+    if QUOTED_COMMA.search(text):
+        return csv_total_command(path, column, average=average)
+    if average:
         program = f"NR>1{{s+=${column}; n++}} END{{print s/n}}"
     else:
         program = f"NR>1{{s+=${column}}} END{{print s}}"
     return f"awk -F, '{program}' {shlex.quote(path)}"
+
+
+def csv_total_command(path: str, column: int, *, average: bool = False) -> str:
+    """Return a command that sums (or averages) column ``column`` (1-based) of
+    a CSV file with Python's csv module, which keeps a quoted field's commas."""
+    total = "sum(v)/len(v)" if average else "sum(v)"
+    program = (
+        f"import csv,sys; v=[float(r[{column - 1}]) for r in "
+        f"list(csv.reader(open(sys.argv[1])))[1:] if len(r)>{column - 1}]; "
+        f"s={total}; print(int(s) if s==int(s) else s)"
+    )
+    return f"python3 -c '{program}' {shlex.quote(path)}"
 
 
 def counted_word(request: str) -> str:

@@ -190,6 +190,41 @@ def test_the_validator_refuses_the_count_of_mentions_and_its_command_counts_righ
     assert claimed(command) == ""
 
 
+def test_the_validator_refuses_the_sum_split_at_quoted_commas_and_its_parse_is_right(
+    root,
+):
+    task_dir = prepared(root, "quoted-csv")
+    task = BY_NAME["quoted-csv"].task
+    subtask = SubTask(subtask_id="s1", parent_task_id="t1", intent="Sum it")
+    read = format_evidence(
+        "read_file",
+        {"path": str(task_dir / "payments.csv")},
+        (task_dir / "payments.csv").read_text(),
+    )
+
+    def claimed(command: str) -> str:
+        done = as_sandbox(["sh", "-c", command], task_dir)
+        shown = format_evidence(
+            "shell", {"command": command}, f"[exit code 0]\n{done.stdout}"
+        )
+        result = ExecutionResult(
+            subtask_id="s1",
+            status="completed",
+            output=done.stdout.strip(),
+            tool_calls=[read, shown],
+        )
+        return invented_facts(subtask, result, task.request(task_dir))
+
+    reason = claimed("awk -F, 'NR > 1 { s += $3 } END { print s }' payments.csv")
+    assert "splits each line at every comma, also inside quoted fields" in reason
+    command = re.search(r"\((python3 -c .*)\); the executor", reason)[1]
+
+    parsed = as_sandbox(["sh", "-c", command], task_dir)
+    assert parsed.returncode == 0, parsed.stderr
+    assert task.verify(task_dir, parsed.stdout).ok
+    assert claimed(command) == ""
+
+
 def test_the_stated_directory_is_denied_to_the_sandbox_and_the_copy_is_not(root):
     task_dir = prepared(root, "denied-copy")
 

@@ -523,3 +523,48 @@ def test_a_count_of_mentions_stands_when_no_field_is_named():
     counted = shell(f"grep -c ERROR {SERVICE}", "50")
     asked = f"How many lines of {SERVICE} mention ERROR?"
     assert judged("Count", "50", counted, request=asked) == ""
+
+
+PAYMENTS = "/srv/payments.csv"
+QUOTED = (
+    "id,payee,amount,currency\r\n"
+    '1,"Smith, Jones & Co",500,EUR\r\n'
+    "2,Acme Ltd,170,EUR\r\n"
+    '3,"Baker, Lee",421,EUR\r\n'
+)
+QUOTED_READ = format_evidence("read_file", {"path": PAYMENTS}, QUOTED)
+TOTAL_ASKED = f"What is the total of the amount column in {PAYMENTS}?"
+PARSED = (
+    "python3 -c 'import csv,sys; v=[float(r[2]) for r in "
+    "list(csv.reader(open(sys.argv[1])))[1:] if len(r)>2]; s=sum(v); "
+    f"print(int(s) if s==int(s) else s)' {PAYMENTS}"
+)
+
+
+def test_the_column_total_of_a_csv_with_quoted_commas_is_told_as_a_csv_parse():
+    assert column_total_command(TOTAL_ASKED, [QUOTED_READ]) == PARSED
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"awk -F, 'NR>1{{s+=$3}} END{{print s}}' {PAYMENTS}",
+        f"awk -F',' '{{s+=$3}} END {{print s}}' {PAYMENTS}",
+        f"cut -d, -f3 {PAYMENTS} | paste -sd+ | bc",
+    ],
+)
+def test_a_sum_split_at_quoted_commas_is_refused_with_the_csv_parse(command):
+    split = shell(command, "591")
+    reason = judged(
+        "Sum the amount column", "591", QUOTED_READ, split, request=TOTAL_ASKED
+    )
+    assert reason.startswith(f"the claimed 591 was printed by `{command}`")
+    assert '("Smith, Jones & Co")' in reason
+    assert f"({PARSED})" in reason
+
+
+def test_a_sum_by_a_csv_parser_or_over_a_csv_without_quoted_commas_stands():
+    parsed = shell(PARSED, "1091")
+    assert judged("Sum", "1091", QUOTED_READ, parsed, request=TOTAL_ASKED) == ""
+    awk = shell(f"awk -F, 'NR>1{{s+=$4}} END{{print s}}' {PAYMENTS}", "2224")
+    assert judged("Sum", "2224", READ, awk, request=TOTAL_ASKED) == ""
