@@ -197,9 +197,11 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
             f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
         )
-    loose = miscounted(request, numbers, calls) or split_quoted(request, numbers, calls)
-    if loose:
-        return loose
+    miscomputed = miscounted(request, numbers, calls) or split_quoted(
+        request, numbers, calls
+    )
+    if miscomputed:
+        return miscomputed
     files = asks_for_file_count(request, subtask.intent)
     lengths = [(f, c) for f in numbers if (c := counts_lines_of_files(f, calls))]
     if files and numbers and len(lengths) == len(numbers):

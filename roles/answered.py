@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from roles.aggregate import NUMBER, asks_for_aggregate
 from roles.checks import output_text
 from roles.contracts import CriterionVerdict, SubTaskOutcome
+from roles.requested import MAKES
 
 __all__ = ["ANSWERED", "asks_for_a_number", "unanswered"]
 
@@ -27,7 +28,6 @@ QUESTION = re.compile(
     r"\?\s*$|^\s*(?:how many|what(?: is|'s)|count|sum|compute|calculate)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-MAKES = re.compile(r"\b(?:write|create|make|generate|build|save)\b", re.IGNORECASE)
 
 
 def asks_for_a_number(request: str) -> bool:

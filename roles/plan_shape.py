@@ -47,13 +47,8 @@ from collections.abc import Sequence
 
 from roles.checks import undelimited
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
+from roles.requested import MAKES
 
-# A request that makes files: a file it names may be its effect.
-MAKES = re.compile(
-    r"\b(?:write|writes|create|creates|save|make|generate|produce|touch|copy|move"
-    r"|rename|store|put|append|build|output|dump|export)\b",
-    re.IGNORECASE,
-)
 NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,5}\b)")
 
 # R2's example criteria (roles.planner_prompts.PLAN_SYSTEM), each with the word

@@ -22,7 +22,15 @@ from pathlib import Path
 
 from roles.contracts import CriterionVerdict
 
-__all__ = ["paths_to_delete", "subtask_deletions", "unmet_deletions"]
+__all__ = ["MAKES", "paths_to_delete", "subtask_deletions", "unmet_deletions"]
+
+# A request that makes something (a file, a script): a file it names may be its
+# effect, and a total it mentions may be what the thing it makes prints.
+MAKES = re.compile(
+    r"\b(?:write|writes|create|creates|save|make|generate|produce|touch|copy|move"
+    r"|rename|store|put|append|build|output|dump|export)\b",
+    re.IGNORECASE,
+)
 
 VERB = re.compile(r"\b(?:delete|remove|erase|unlink|rm(?:\s+-[a-zA-Z]+)*)\s+", re.I)
 NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bwithout)\s+(?:\w+\s+)?$", re.I)
