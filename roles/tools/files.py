@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from roles.toolloop import ToolError
+from roles.tools.access import OPEN, READ, SEARCH, Access
 
 GLOB_LIMIT = 500
 # A "**" pattern over a huge tree stops scanning here; the count says "more".
@@ -59,8 +60,10 @@ def glob_files(
     roots: Sequence[Path],
     hidden: Sequence[Path] = (),
     limit: int = GLOB_LIMIT,
+    access: Access = OPEN,
 ) -> str:
-    """Return the paths matching ``pattern`` (``**`` recurses) under ``root``."""
+    """Return the paths matching ``pattern`` (``**`` recurses) under ``root``,
+    leaving out what lies in directories ``access`` may not list."""
     if not isinstance(pattern, str) or not pattern.strip():
         raise ToolError("pattern must be a non-empty string")
     if os.path.isabs(pattern) or ".." in Path(pattern).parts:
@@ -71,12 +74,16 @@ def glob_files(
     base = resolve_confined(root or ".", workspace, roots)
     if not base.is_dir():
         raise ToolError(f"root {root!r} is not a directory")
+    access.check(base, READ | SEARCH)
+    listable = access.lister(base)
     matches: list[Path] = []
     for match in base.glob(pattern):
         # A symlink inside the tree may point out of it: never list such targets.
         real = match.resolve()
-        if any(real.is_relative_to(r) for r in roots) and not _is_hidden(
-            real, workspace, hidden
+        if (
+            any(real.is_relative_to(r) for r in roots)
+            and not _is_hidden(real, workspace, hidden)
+            and listable(match)
         ):
             matches.append(match)
         if len(matches) >= SCAN_LIMIT:
@@ -89,7 +96,9 @@ def glob_files(
             f"(no files matched pattern {pattern} under {base}; glob matches file names"
         )
         word = _stem(Path(pattern).name.translate(str.maketrans("", "", "*?[]")))
-        lines = lines_holding(word, base, workspace=workspace, hidden=hidden)
+        lines = lines_holding(
+            word, base, workspace=workspace, hidden=hidden, access=access
+        )
         if lines:
             return f"{said}. Lines under {base} that hold {word!r}:\n" + "\n".join(
                 [*lines, ")"]
@@ -108,6 +117,7 @@ def not_found(
     roots: Sequence[Path],
     hidden: Sequence[Path] = (),
     depth: int = NEAR_DEPTH,
+    access: Access = OPEN,
 ) -> str:
     """Return "no such file" for ``path``, naming files of the same name nearby.
 
@@ -118,13 +128,15 @@ def not_found(
     When there is none, it names the files of that stem with another extension
     (``config.yml`` for ``config.yaml``), else it says how to find the file that
     holds the name's stem (a small model guesses ``normalize_sku.py`` for a
-    function's file).
+    function's file). Nothing closed to ``access`` is named or quoted.
     """
     message = f"no such file: {path}"
     base = path.parent
     while not base.is_dir() and base != base.parent:
         base = base.parent
     if not any(base.is_relative_to(root) for root in roots):
+        return message
+    if access.closed(base, READ | SEARCH) is not None:
         return message
     found: list[Path] = []
     alike: list[Path] = []
@@ -134,7 +146,7 @@ def not_found(
         seen += len(dirs) + len(names)
         if len(here.relative_to(base).parts) >= depth:
             dirs[:] = []
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if access.allows(here / d, READ | SEARCH))
         for name in sorted(names):
             if name != path.name and _stem(name).lower() != stem:
                 continue
@@ -152,7 +164,7 @@ def not_found(
     if not found:
         # A guessed file name is often what the file holds (a function, a key).
         lines = lines_holding(
-            _stem(path.name), base, workspace=workspace, hidden=hidden
+            _stem(path.name), base, workspace=workspace, hidden=hidden, access=access
         )
         if lines:
             held = "; ".join(lines)
@@ -208,25 +220,36 @@ def lines_holding(
     workspace: Path,
     hidden: Sequence[Path] = (),
     limit: int = HOLD_LIMIT,
+    access: Access = OPEN,
 ) -> list[str]:
     """Return up to ``limit`` ``path:line: text`` entries of the text files under
     ``base`` whose line holds ``word`` as a whole word; [] for a short word.
 
-    Hidden directories (``.git``), links, fifos and binary files are skipped,
-    and the walk stops after ``SCAN_LIMIT`` entries.
+    Hidden directories (``.git``), links, fifos, binary files and what
+    ``access`` may not read are skipped, and the walk stops after
+    ``SCAN_LIMIT`` entries.
     """
     if not HOLD_WORD.fullmatch(word or ""):
+        return []
+    if access.closed(base, READ | SEARCH) is not None:
         return []
     pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
     found: list[str] = []
     seen = 0
     for folder, dirs, names in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        here = Path(folder)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".") and access.allows(here / d, READ | SEARCH)
+        )
         for name in sorted(names):
             seen += 1
-            path = Path(folder) / name
+            path = here / name
             if seen > SCAN_LIMIT or len(found) >= limit:
                 return found[:limit]
+            if not access.allows(path, READ):
+                continue
             text = _text_head(path, workspace, hidden)
             for number, line in enumerate(text.splitlines(), 1):
                 if pattern.search(line):

@@ -35,6 +35,7 @@ from roles.evidence import format_evidence
 from roles.llm import ToolSpec
 from roles.toolloop import ToolError, ToolPaused
 from roles.tools import files, web
+from roles.tools.access import READ, WRITE, for_policy
 from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
@@ -102,6 +103,8 @@ class Toolbox:
         self.hidden = tuple(Path(p).resolve() for p in hidden_paths)
         self.sandbox = sandbox
         self.sandbox_error = sandbox_error
+        # The file tools run in the worker: they get the sandbox uid's rights.
+        self.access = for_policy(sandbox and sandbox.policy, self.roots)
         self.blocked_tools = frozenset(blocked_tools)
         self.blocked_targets = frozenset(t.strip() for t in blocked_targets if t)
         self.approve = approve
@@ -144,6 +147,9 @@ class Toolbox:
             except ToolError as err:
                 raise ToolError(f"{err}{self._elsewhere(name, args)}") from None
             self.memory.check(name, args)
+            if name in ("read_file", "write_file"):
+                want = READ if name == "read_file" else WRITE
+                self.access.check(self._path(args["path"]), want)
             if name == "shell" and (self.sandbox or self.sandbox_error):
                 output = self._sandboxed_shell(args)
             else:
@@ -199,6 +205,7 @@ class Toolbox:
                 workspace=self.workspace,
                 roots=self.roots,
                 hidden=self.hidden,
+                access=self.access,
             )
         if name == "read_file":
             path = self._path(args["path"])
@@ -209,6 +216,7 @@ class Toolbox:
                         workspace=self.workspace,
                         roots=self.roots,
                         hidden=self.hidden,
+                        access=self.access,
                     )
                 )
             return files.read_text(path, limit=limits.read_max_bytes)
@@ -303,8 +311,14 @@ class Toolbox:
             return ""
         if resolved.exists():
             return ""
+        if self.access.closed(resolved, READ) is not None:
+            return ""
         found = files.not_found(
-            resolved, workspace=self.workspace, roots=self.roots, hidden=self.hidden
+            resolved,
+            workspace=self.workspace,
+            roots=self.roots,
+            hidden=self.hidden,
+            access=self.access,
         )
         return found.removeprefix(f"no such file: {resolved}")
 

@@ -105,6 +105,7 @@ def test_hidden_path_inside_an_allowed_path_stays_hidden(policy, base, workspace
 
 
 def test_file_tools_refuse_hidden_paths(policy, base, workspace):
+    base.chmod(0o755)  # an allowed path the run's user may list
     secrets = base / "data"
     secrets.mkdir()
     (secrets / "secret_key").write_text("s3cret\n")
@@ -115,6 +116,48 @@ def test_file_tools_refuse_hidden_paths(policy, base, workspace):
         toolbox.call("read_file", {"path": str(secrets / "secret_key")})
     listing = toolbox.call("glob", {"pattern": "**/*", "root": str(base)})
     assert "secret_key" not in listing
+
+
+@pytest.fixture
+def closed(workspace):
+    """restricted/ is root's own with mode 700, shared/ holds a readable copy."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root worker can hold a file the sandbox's uid may not")
+    for folder in ("restricted", "shared"):
+        (workspace / folder).mkdir()
+        (workspace / folder / "stock.csv").write_text("sku,qty\nA-1,0\n")
+    (workspace / "restricted" / "ledger.txt").write_text("salary of Ada: 91000\n")
+    os.chown(workspace / "restricted", 0, 0)
+    (workspace / "restricted").chmod(0o700)
+    return workspace
+
+
+def test_file_tools_have_no_more_rights_than_the_shell(policy, closed):
+    toolbox = make_toolbox(policy, closed, Operator(True))
+    code, out = shell(toolbox, "cat restricted/stock.csv")
+    assert code != 0 and "Permission denied" in out
+    with pytest.raises(ToolError, match="permission denied: .*restricted/stock.csv"):
+        toolbox.call("read_file", {"path": "restricted/stock.csv"})
+    assert toolbox.call("read_file", {"path": "shared/stock.csv"}) == "sku,qty\nA-1,0\n"
+    listing = toolbox.call("glob", {"pattern": "**/*.csv"})
+    assert "shared/stock.csv" in listing and "restricted" not in listing
+    with pytest.raises(ToolError, match="permission denied"):
+        toolbox.call("glob", {"pattern": "*", "root": "restricted"})
+    with pytest.raises(ToolError, match="permission denied"):
+        toolbox.call("write_file", {"path": "restricted/new.txt", "content": "x"})
+    assert not (closed / "restricted" / "new.txt").exists()
+
+
+def test_hints_never_name_or_quote_what_the_uid_may_not_read(policy, closed):
+    toolbox = make_toolbox(policy, closed, Operator(False))
+    # A missing file's hint walks the tree for namesakes and for lines naming it.
+    for path in ("ledger.txt", "salary.txt"):
+        with pytest.raises(ToolError) as err:
+            toolbox.call("read_file", {"path": path})
+        assert "91000" not in str(err.value)
+        assert "restricted" not in str(err.value)
+    listing = toolbox.call("glob", {"pattern": "**/salary*"})
+    assert "91000" not in listing and "restricted" not in listing
 
 
 def test_a_variable_never_set_is_an_error_in_the_sandbox_too(policy, workspace):
