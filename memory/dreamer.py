@@ -13,10 +13,13 @@ distils one user's experience only and belongs to that user; a rule is judged
 by what its readers see: its owner's and the shared Megrams of its pair (a
 shared rule, by everyone's).
 
-Steps 1–2 read every record once (a sequential scan of ``m|``) and keep only
-per-pair sums, so memory grows with pairs, not Megrams. The distil call may
-be a slow LLM request, so it runs outside the store lock; the group is
-re-read under the lock before its rule is written.
+The store is compacted first. Steps 1–2 read every record once (a sequential
+scan of ``m|``) and keep per-pair sums and each open group's newest contents
+(``memory/tally.py``), so memory grows with pairs, not Megrams. The distil
+calls (each may be a slow LLM request) run outside the store lock on what the
+scan kept; the rules are then written and their members marked consolidated
+in a second sequential scan. No record is read at random: on a large store
+those reads, one per member, were most of a pass.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -33,21 +36,18 @@ from roles.contracts import Megram
 
 from . import keys, records
 from .owners import owner_of, weighs_on
-from .potentials import GC_BELOW, decay, sums
+from .potentials import GC_BELOW, SECONDS_PER_DAY, decay
+from .tally import DECAYING, Tally, signal_of
 
 log = logging.getLogger(__name__)
 
 Distil = Callable[[str, str, str, float, list[str]], str]
 
-CONSOLIDATE_ATTENTION = 5.0
-CONSOLIDATE_DECISION = 3.0
 DEMOTED_K = 0.05
-MAX_SOURCES = 10
 # Sums of decayed floats are never exactly zero by accident of rounding alone;
 # a rule must be opposed by more than noise to lose its authority.
 SIGN_EPSILON = 1e-9
 _CHUNK = 10_000
-_DECAYING = ("M", "K")
 
 
 @dataclass(frozen=True)
@@ -59,47 +59,8 @@ class DreamReport:
     promoted: int = 0
 
 
-@dataclass
-class _Tally:
-    """Per-pair sums gathered in the scan, by owner (rules are kept individually)."""
-
-    decision_rest: dict[str, float] = field(default_factory=dict)
-    open_sums: dict[str, list[float]] = field(default_factory=dict)
-    rules: list[tuple[dict[str, Any], float]] = field(default_factory=list)
-
-    def add_rest(self, owner: str, signed: float) -> None:
-        self.decision_rest[owner] = self.decision_rest.get(owner, 0.0) + signed
-
-    def add_open(self, rec: dict[str, Any], owner: str, weight: float) -> None:
-        if rec["level"] in _DECAYING and rec["state"] != records.CONSOLIDATED:
-            acc = self.open_sums.get(owner)
-            if acc is None:
-                acc = self.open_sums[owner] = [0.0, 0.0]
-            acc[0] += abs(rec["f"]) * weight
-            acc[1] += rec["sigma"] * rec["f"] * weight
-
-    def candidates(self) -> list[str]:
-        """Return the owners whose open Megrams of the pair call for a rule."""
-        return sorted(
-            owner
-            for owner, (attention, decision) in self.open_sums.items()
-            if signal_of(attention, decision) is not None
-        )
-
-
 def _owner(rec: dict[str, Any]) -> str:
     return owner_of(rec["space"], rec.get("owner", ""))
-
-
-def signal_of(attention: float, decision: float) -> str | None:
-    """Return "Best Practice", "Constraint" or None for a group's sums."""
-    if attention < CONSOLIDATE_ATTENTION:
-        return None
-    if decision >= CONSOLIDATE_DECISION:
-        return "Best Practice"
-    if decision <= -CONSOLIDATE_DECISION:
-        return "Constraint"
-    return None
 
 
 def run_pass(
@@ -111,39 +72,54 @@ def run_pass(
 ) -> DreamReport:
     """Run one Dreamer pass over the whole store and report what changed."""
     now_ts = now.timestamp()
+    # The pass reads every record and then each candidate pair's at random: on
+    # a store fresh from many writes, those reads search several overlapping
+    # files. One compaction first (writers are not held up) makes both cheap.
+    db.compact_range()
     with lock:
-        deleted, tallies = _collect(db, now_ts)
-        demoted = _bankrupt(db, tallies, now_ts)
+        recalls = records.all_recalls(db)
+        deleted, tallies = _collect(db, now_ts, recalls)
+        demoted = _bankrupt(db, tallies, now_ts, recalls)
     promoted = 0
     if distil is not None:
-        groups = sorted((p, o) for p, t in tallies.items() for o in t.candidates())
-        for pair, owner in groups:
-            promoted += _consolidate(db, lock, new_id, now, distil, pair, owner)
+        rules = _distil_all(distil, tallies)
+        if rules:
+            with lock:
+                promoted = _store_rules(db, new_id, now, rules)
     return DreamReport(deleted=deleted, demoted=demoted, promoted=promoted)
 
 
-def _collect(db: Any, now_ts: float) -> tuple[int, dict[tuple[str, str], _Tally]]:
-    recalls = records.all_recalls(db)
-    tallies: dict[tuple[str, str], _Tally] = {}
+def _collect(
+    db: Any, now_ts: float, recalls: dict[str, float]
+) -> tuple[int, dict[tuple[str, str], Tally]]:
+    tallies: dict[tuple[str, str], Tally] = {}
     doomed: list[dict[str, Any]] = []
     deleted = 0
+    created_ts, exp, day = records.created_ts, math.exp, SECONDS_PER_DAY
     for rec in records.all_records(db):
-        created = records.created_ts(rec)
+        created = created_ts(rec)
         level, f, k = rec["level"], rec["f"], rec["k"]
-        if level in _DECAYING and abs(f) * decay(k, created, now_ts) < GC_BELOW:
+        # decay() inlined: this loop runs once per stored Megram.
+        age = (now_ts - created) / day
+        if level in DECAYING and abs(f) * (exp(-k * age) if age > 0 else 1.0) < (
+            GC_BELOW
+        ):
             doomed.append(rec)
             if len(doomed) >= _CHUNK:
                 deleted += _delete(db, doomed)
             continue
-        weight = decay(k, max(created, recalls.get(rec["id"], created)), now_ts)
+        recalled = recalls.get(rec["id"])
+        if recalled is not None and recalled > created:
+            age = (now_ts - recalled) / day
+        weight = exp(-k * age) if age > 0 else 1.0
         pair = (rec["space"], rec["entity"])
-        tally = tallies.get(pair) or tallies.setdefault(pair, _Tally())
+        tally = tallies.get(pair) or tallies.setdefault(pair, Tally())
         owner = _owner(rec)
         if level == "C":
             tally.rules.append((rec, rec["sigma"] * f * weight))
         else:
             tally.add_rest(owner, rec["sigma"] * f * weight)
-        tally.add_open(rec, owner, weight)
+        tally.add_open(rec, owner, created, weight)
     deleted += _delete(db, doomed)
     return deleted, tallies
 
@@ -157,24 +133,29 @@ def _delete(db: Any, doomed: list[dict[str, Any]]) -> int:
     return count
 
 
-def _bankrupt(db: Any, tallies: dict[tuple[str, str], _Tally], now_ts: float) -> int:
+def _bankrupt(
+    db: Any,
+    tallies: dict[tuple[str, str], Tally],
+    now_ts: float,
+    recalls: dict[str, float],
+) -> int:
     """Demote the rules their pair now contradicts; return how many."""
-    recalls = None
     demoted = 0
     with db.write_batch(transaction=True) as batch:
         for tally in tallies.values():
             for rec in _contradicted(tally):
-                recalls = recalls if recalls is not None else records.all_recalls(db)
                 batch.delete(keys.level_key(rec["level"], rec["id"]))
                 rec.update(level="K", k=DEMOTED_K)
                 records.put(batch, rec)
-                origin = max(records.created_ts(rec), recalls.get(rec["id"], 0.0))
-                tally.add_open(rec, _owner(rec), decay(DEMOTED_K, origin, now_ts))
+                created = records.created_ts(rec)
+                origin = max(created, recalls.get(rec["id"], 0.0))
+                weight = decay(DEMOTED_K, origin, now_ts)
+                tally.add_open(rec, _owner(rec), created, weight)
                 demoted += 1
     return demoted
 
 
-def _contradicted(tally: _Tally) -> list[dict[str, Any]]:
+def _contradicted(tally: Tally) -> list[dict[str, Any]]:
     # Judged against the pass's starting state, so the outcome does not depend
     # on the order in which two rules of one pair are visited.
     out = []
@@ -198,43 +179,23 @@ def _contradicted(tally: _Tally) -> list[dict[str, Any]]:
     return out
 
 
-def _open_members(db: Any, pair: tuple[str, str], owner: str) -> list[dict[str, Any]]:
-    return [
-        r
-        for r in records.pair_records(db, *pair)
-        if r["level"] in _DECAYING
-        and r["state"] != records.CONSOLIDATED
-        and _owner(r) == owner
-    ]
+_Rules = dict[tuple[tuple[str, str], str], tuple[str, str, float]]
 
 
-def _consolidate(
-    db: Any,
-    lock: threading.RLock,
-    new_id: Callable[[], str],
-    now: datetime,
-    distil: Distil,
-    pair: tuple[str, str],
-    owner: str,
-) -> int:
-    """Distil and store one rule for a pair's owner; return 1 if one was written."""
-    with lock:
-        members = _open_members(db, pair, owner)
-        recalls = {r["id"]: records.recall_ts(db, r["id"]) for r in members}
-        attention, decision = sums(members, recalls, now.timestamp())
-    signal = signal_of(attention, decision)
-    if signal is None:
-        return 0
-    rule = _ask(distil, pair, signal, decision, _contents(members))
-    if not rule:
-        return 0
-    with lock:
-        return _store_rule(db, new_id, now, (pair, owner), signal, rule, members)
+def _distil_all(distil: Distil, tallies: dict[tuple[str, str], Tally]) -> _Rules:
+    """Ask for each candidate group's rule, outside the store lock.
 
-
-def _contents(members: list[dict[str, Any]]) -> list[str]:
-    newest = sorted(members, key=records.created_ts, reverse=True)
-    return [r["content"] for r in newest if r["content"].strip()][:MAX_SOURCES]
+    The sums and sources are the scan's: the group is not read again.
+    """
+    rules: _Rules = {}
+    for pair, tally in sorted(tallies.items()):
+        for owner in tally.candidates():
+            group = tally.open_groups[owner]
+            signal = signal_of(group.attention, group.decision)
+            rule = _ask(distil, pair, signal, group.decision, group.sources())
+            if rule:
+                rules[(pair, owner)] = (signal, rule, group.horizon)
+    return rules
 
 
 def _ask(
@@ -248,41 +209,71 @@ def _ask(
     return answer.strip() if isinstance(answer, str) else ""
 
 
-def _store_rule(
-    db: Any,
-    new_id: Callable[[], str],
-    now: datetime,
-    group: tuple[tuple[str, str], str],
-    signal: str,
-    rule: str,
-    members: list[dict[str, Any]],
+def _store_rules(
+    db: Any, new_id: Callable[[], str], now: datetime, rules: _Rules
 ) -> int:
-    # Only the Dreamer rewrites records and the dream lock is held, so the one
-    # change a member can have undergone since it was read is being forgotten,
-    # which removes its index key with the record.
-    pair, owner = group
-    present = records.present_ids(db, *pair)
-    fresh = [r for r in members if r["id"] in present]
-    if not fresh:
-        return 0
-    rule_megram = records.coerce(
-        Megram(
-            id=new_id(),
-            level="C",
-            created_at=now,
-            space=pair[0],
-            entity=pair[1],
-            content=rule,
-            state=signal,
-            f=1.0,
-            sigma=1.0 if signal == "Best Practice" else -1.0,
-            k=0.0,
-            owner=owner,
+    """Write the distilled rules, then mark their groups' members consolidated.
+
+    A group keeps its rule only while a Megram of its owner is still in the pair
+    (all of them may have been forgotten during the distil calls); that is read
+    off the pair index. One sequential scan of the records then finds the
+    members: each group's open M/K Megrams created no later than the newest one
+    the pass tallied, so a Megram written during the distil call (not among the
+    rule's sources) stays open. Members are rewritten in chunks, each atomic; a
+    crash between chunks leaves members open beside their rule, and the next
+    pass distils them into a second rule rather than losing them.
+    """
+    kept = {g: r for g, r in rules.items() if _has_owner(db, *g)}
+    with db.write_batch(transaction=True) as batch:
+        for (pair, owner), (signal, rule, _) in sorted(kept.items()):
+            records.put(batch, _rule_record(new_id(), now, pair, owner, signal, rule))
+    horizons = {group: horizon for group, (_, _, horizon) in kept.items()}
+    pending: list[dict[str, Any]] = []
+    for rec in records.all_records(db):
+        if rec["level"] not in DECAYING or rec["state"] == records.CONSOLIDATED:
+            continue
+        horizon = horizons.get(((rec["space"], rec["entity"]), _owner(rec)))
+        if horizon is not None and records.created_ts(rec) <= horizon:
+            rec["state"] = records.CONSOLIDATED
+            pending.append(rec)
+            if len(pending) >= _CHUNK:
+                _rewrite_states(db, pending)
+    _rewrite_states(db, pending)
+    return len(kept)
+
+
+def _has_owner(db: Any, pair: tuple[str, str], owner: str) -> bool:
+    return any(
+        owner_of(pair[0], o) == owner for *_, o in records.pair_summaries(db, *pair)
+    )
+
+
+def _rewrite_states(db: Any, recs: list[dict[str, Any]]) -> None:
+    # Only the Dreamer rewrites records and the store lock is held: no record
+    # read in the scan has changed since.
+    with db.write_batch(transaction=True) as batch:
+        for rec in recs:
+            records.put_state(batch, rec)
+    recs.clear()
+
+
+def _rule_record(
+    mid: str, now: datetime, pair: tuple[str, str], owner: str, signal: str, rule: str
+) -> dict[str, Any]:
+    return records.to_record(
+        records.coerce(
+            Megram(
+                id=mid,
+                level="C",
+                created_at=now,
+                space=pair[0],
+                entity=pair[1],
+                content=rule,
+                state=signal,
+                f=1.0,
+                sigma=1.0 if signal == "Best Practice" else -1.0,
+                k=0.0,
+                owner=owner,
+            )
         )
     )
-    with db.write_batch(transaction=True) as batch:
-        for rec in fresh:
-            rec["state"] = records.CONSOLIDATED
-            records.put_state(batch, rec)
-        records.put(batch, records.to_record(rule_megram))
-    return 1

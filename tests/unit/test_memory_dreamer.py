@@ -285,3 +285,48 @@ def test_consolidation_rewrites_only_the_state_of_its_members(store):
     # The pair still sums its members, now with the rule (f 1, sigma 1, k 0).
     p = store.query_mk(SPACE, ENTITY, now=T0)
     assert p.attention == pytest.approx(before.attention + 1.0)
+
+
+def test_a_megram_written_while_its_group_is_distilled_stays_open(store):
+    store.write_many([megram(f=1.0, sigma=1.0) for _ in range(6)], now=T0)
+    late = []
+
+    def distil(space, entity, signal, valence, contents):
+        late.append(store.write(megram(f=1.0, content="later"), now=days(1)))
+        return "Always dry-run first."
+
+    assert store.dream(now=T0, distil=distil).promoted == 1
+    # Not among the rule's sources, so not consolidated by it.
+    assert store.get(late[0].id).state != "consolidated"
+
+
+def test_no_rule_when_every_member_is_forgotten_during_the_distil_call(store):
+    members = store.write_many([megram(f=1.0, sigma=1.0) for _ in range(6)], now=T0)
+
+    def distil(space, entity, signal, valence, contents):
+        for m in members:
+            store.forget(m.id)
+        return "Always dry-run first."
+
+    assert store.dream(now=T0, distil=distil).promoted == 0
+    assert store.summary().counts["C"] == 0
+
+
+def test_groups_of_many_pairs_are_consolidated_in_one_pass(store):
+    # Members are found by one scan over all records, not pair by pair.
+    for n in range(30):
+        store.write_many(
+            [megram(f=1.0, sigma=-1.0, entity=f"env:{n}") for _ in range(6)], now=T0
+        )
+    store.write_many([megram(f=1.0, sigma=0.0, entity="env:calm")] * 6, now=T0)
+    assert store.dream(now=T0, distil=Distiller()).promoted == 30
+    states = levels(store)
+    consolidated = [s for level, _, s in states.values() if s == "consolidated"]
+    assert len(consolidated) == 30 * 6
+    calm = store.groups()
+    assert all(
+        m.state != "consolidated"
+        for g in calm
+        if g.entity == "env:calm"
+        for m in g.megrams
+    )
