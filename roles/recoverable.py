@@ -8,9 +8,10 @@ the executor's "failed"; a second failure fails the subtask as any failure does.
   failure is temporary ("try again", "resource temporarily unavailable", "server
   busy", "rate limit"), may well succeed when run again: a different approach,
   or blocking that command, is the wrong correction.
-- A read of a file that is not there (or that GGS blocked), whose error names
-  files of that name elsewhere or of that stem with another extension
-  (``roles.tools.files``): the file asked for is most likely one of them.
+- A read of a file that is not there (or that GGS blocked, or that the run's
+  user may not read), whose error names files of that name elsewhere or of that
+  stem with another extension (``roles.tools.files``, ``roles.tools.filetools``):
+  the file asked for is most likely one of them.
 """
 
 from __future__ import annotations

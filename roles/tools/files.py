@@ -8,29 +8,22 @@ symlinks that lead out are refused with a message naming where they lead.
 from __future__ import annotations
 
 import os
-import re
 import shlex
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from roles.toolloop import ToolError
 from roles.tools.access import OPEN, READ, SEARCH, Access
+from roles.tools.holding import SCAN_LIMIT, is_hidden, lines_holding, shown
 
+# A "**" pattern over a huge tree stops scanning at SCAN_LIMIT; the count says
+# "more".
 GLOB_LIMIT = 500
-# A "**" pattern over a huge tree stops scanning here; the count says "more".
-SCAN_LIMIT = 20_000
 READ_LIMIT = 200_000
 # A missing file's error names up to NEAR_LIMIT files of its name, NEAR_DEPTH
 # levels below the nearest existing directory.
 NEAR_LIMIT = 3
 NEAR_DEPTH = 4
-# A file name guessed from what the file holds (normalize_sku.py for a function)
-# is answered with up to HOLD_LIMIT lines under the directory that hold its stem,
-# read from the first HOLD_BYTES of each regular text file.
-HOLD_LIMIT = 8
-HOLD_BYTES = 256_000
-HOLD_WORD = re.compile(r"[A-Za-z_]\w{3,}")
 
 
 def resolve_confined(path: str, workspace: Path, roots: Sequence[Path]) -> Path:
@@ -82,14 +75,14 @@ def glob_files(
         real = match.resolve()
         if (
             any(real.is_relative_to(r) for r in roots)
-            and not _is_hidden(real, workspace, hidden)
+            and not is_hidden(real, workspace, hidden)
             and listable(match)
         ):
             matches.append(match)
         if len(matches) >= SCAN_LIMIT:
             break
     matches.sort()
-    found = [_shown(m, workspace) for m in matches[:limit]]
+    found = [shown(m, workspace) for m in matches[:limit]]
     extra = len(matches) - len(found)
     if not found:
         said = (
@@ -138,25 +131,11 @@ def not_found(
         return message
     if access.closed(base, READ | SEARCH) is not None:
         return message
-    found: list[Path] = []
-    alike: list[Path] = []
-    stem, seen = _stem(path.name).lower(), 0
-    for folder, dirs, names in os.walk(base):
-        here = Path(folder)
-        seen += len(dirs) + len(names)
-        if len(here.relative_to(base).parts) >= depth:
-            dirs[:] = []
-        dirs[:] = sorted(d for d in dirs if access.allows(here / d, READ | SEARCH))
-        for name in sorted(names):
-            if name != path.name and _stem(name).lower() != stem:
-                continue
-            match = here / name
-            if not _is_hidden(match.resolve(), workspace, hidden):
-                (found if name == path.name else alike).append(match)
-        if len(found) >= NEAR_LIMIT or seen >= SCAN_LIMIT:
-            break
+    found, alike = namesakes(
+        path.name, base, workspace=workspace, hidden=hidden, depth=depth, access=access
+    )
     if not found and alike:
-        named = ", ".join(_shown(f, workspace) for f in alike[:NEAR_LIMIT])
+        named = ", ".join(shown(f, workspace) for f in alike[:NEAR_LIMIT])
         return (
             f"{message} (no file named {path.name!r} under {base}; files of the "
             f"same name with another extension: {named})"
@@ -175,8 +154,40 @@ def not_found(
         word, where = shlex.quote(path.stem), shlex.quote(str(base))
         hint = f"to find the file that holds a word: grep -rln {word} {where}"
         return f"{message} (no file named {path.name!r} under {base}; {hint})"
-    named = ", ".join(_shown(f, workspace) for f in found)
+    named = ", ".join(shown(f, workspace) for f in found)
     return f"{message}; files named {path.name!r} under {base}: {named}"
+
+
+def namesakes(
+    name: str,
+    base: Path,
+    *,
+    workspace: Path,
+    hidden: Sequence[Path] = (),
+    depth: int = NEAR_DEPTH,
+    access: Access = OPEN,
+) -> tuple[list[Path], list[Path]]:
+    """Return the files called ``name`` under ``base`` (up to ``NEAR_LIMIT``)
+    and those of its stem with another extension, ``depth`` levels down at most,
+    leaving out hidden paths and what ``access`` may not list."""
+    found: list[Path] = []
+    alike: list[Path] = []
+    stem, seen = _stem(name).lower(), 0
+    for folder, dirs, names in os.walk(base):
+        here = Path(folder)
+        seen += len(dirs) + len(names)
+        if len(here.relative_to(base).parts) >= depth:
+            dirs[:] = []
+        dirs[:] = sorted(d for d in dirs if access.allows(here / d, READ | SEARCH))
+        for other in sorted(names):
+            if other != name and _stem(other).lower() != stem:
+                continue
+            match = here / other
+            if not is_hidden(match.resolve(), workspace, hidden):
+                (found if other == name else alike).append(match)
+        if len(found) >= NEAR_LIMIT or seen >= SCAN_LIMIT:
+            break
+    return found, alike
 
 
 def read_text(path: Path, *, limit: int = READ_LIMIT) -> str:
@@ -213,79 +224,5 @@ def write_text(path: Path, content: str) -> str:
     return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
 
 
-def lines_holding(
-    word: str,
-    base: Path,
-    *,
-    workspace: Path,
-    hidden: Sequence[Path] = (),
-    limit: int = HOLD_LIMIT,
-    access: Access = OPEN,
-) -> list[str]:
-    """Return up to ``limit`` ``path:line: text`` entries of the text files under
-    ``base`` whose line holds ``word`` as a whole word; [] for a short word.
-
-    Hidden directories (``.git``), links, fifos, binary files and what
-    ``access`` may not read are skipped, and the walk stops after
-    ``SCAN_LIMIT`` entries.
-    """
-    if not HOLD_WORD.fullmatch(word or ""):
-        return []
-    if access.closed(base, READ | SEARCH) is not None:
-        return []
-    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
-    found: list[str] = []
-    seen = 0
-    for folder, dirs, names in os.walk(base):
-        here = Path(folder)
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not d.startswith(".") and access.allows(here / d, READ | SEARCH)
-        )
-        for name in sorted(names):
-            seen += 1
-            path = here / name
-            if seen > SCAN_LIMIT or len(found) >= limit:
-                return found[:limit]
-            if not access.allows(path, READ):
-                continue
-            text = _text_head(path, workspace, hidden)
-            for number, line in enumerate(text.splitlines(), 1):
-                if pattern.search(line):
-                    found.append(
-                        f"{_shown(path, workspace)}:{number}: {line.strip()[:160]}"
-                    )
-    return found[:limit]
-
-
-def _text_head(path: Path, workspace: Path, hidden: Sequence[Path]) -> str:
-    """Return the head of a regular text file, "" for anything else."""
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return ""
-        if _is_hidden(path.resolve(), workspace, hidden):
-            return ""
-        with path.open("rb") as handle:
-            data = handle.read(HOLD_BYTES)
-    except OSError:
-        return ""
-    if b"\0" in data[:1024]:
-        return ""
-    return data.decode("utf-8", errors="replace")
-
-
 def _stem(name: str) -> str:
     return name.split(".", 1)[0]
-
-
-def _is_hidden(path: Path, workspace: Path, hidden: Sequence[Path]) -> bool:
-    if path.is_relative_to(workspace):
-        return False
-    return any(path.is_relative_to(h) for h in hidden)
-
-
-def _shown(path: Path, workspace: Path) -> str:
-    if path.is_relative_to(workspace):
-        return str(path.relative_to(workspace))
-    return str(path)

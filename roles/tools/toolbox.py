@@ -35,7 +35,8 @@ from roles.evidence import format_evidence
 from roles.llm import ToolSpec
 from roles.toolloop import ToolError, ToolPaused
 from roles.tools import files, web
-from roles.tools.access import READ, WRITE, for_policy
+from roles.tools.access import for_policy
+from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
@@ -103,8 +104,6 @@ class Toolbox:
         self.hidden = tuple(Path(p).resolve() for p in hidden_paths)
         self.sandbox = sandbox
         self.sandbox_error = sandbox_error
-        # The file tools run in the worker: they get the sandbox uid's rights.
-        self.access = for_policy(sandbox and sandbox.policy, self.roots)
         self.blocked_tools = frozenset(blocked_tools)
         self.blocked_targets = frozenset(t.strip() for t in blocked_targets if t)
         self.approve = approve
@@ -118,6 +117,13 @@ class Toolbox:
             fetch_max_bytes,
             kill_grace_s=kill_grace_s,
         )
+        # The file tools run in the worker: they get the sandbox uid's rights.
+        self.files = FileTools(
+            self.workspace,
+            self.roots,
+            self.hidden,
+            for_policy(sandbox and sandbox.policy, self.roots),
+        )
         self.memory = MemoryGate(memory_rules, approve, self.is_cancelled)
         self.evidence: list[str] = []
         self.records: list[ToolRecord] = []
@@ -129,7 +135,7 @@ class Toolbox:
             hidden=self.hidden,
             approve=approve,
             is_cancelled=self.is_cancelled,
-            resolve=self._path,
+            resolve=self.files.path,
         )
 
     def specs(self) -> list[ToolSpec]:
@@ -145,11 +151,9 @@ class Toolbox:
             try:
                 refuse(name, args, self.blocked_tools, self.blocked_targets)
             except ToolError as err:
-                raise ToolError(f"{err}{self._elsewhere(name, args)}") from None
+                raise ToolError(f"{err}{self.files.elsewhere(name, args)}") from None
             self.memory.check(name, args)
-            if name in ("read_file", "write_file"):
-                want = READ if name == "read_file" else WRITE
-                self.access.check(self._path(args["path"]), want)
+            self.files.check(name, args)
             if name == "shell" and (self.sandbox or self.sandbox_error):
                 output = self._sandboxed_shell(args)
             else:
@@ -195,33 +199,11 @@ class Toolbox:
         if name == "shell":
             return self._shell(args["command"])
         if name == "glob":
-            root = args.get("root") or "."
-            if not isinstance(root, str):
-                raise ToolError("glob root must be a string")
-            self._path(root)
-            return files.glob_files(
-                args["pattern"],
-                root,
-                workspace=self.workspace,
-                roots=self.roots,
-                hidden=self.hidden,
-                access=self.access,
-            )
+            return self.files.glob(args)
         if name == "read_file":
-            path = self._path(args["path"])
-            if not path.exists():
-                raise ToolError(
-                    files.not_found(
-                        path,
-                        workspace=self.workspace,
-                        roots=self.roots,
-                        hidden=self.hidden,
-                        access=self.access,
-                    )
-                )
-            return files.read_text(path, limit=limits.read_max_bytes)
+            return self.files.read(args, limits.read_max_bytes)
         if name == "write_file":
-            return self._write(self._path(args["path"]), args["content"])
+            return self._write(self.files.path(args["path"]), args["content"])
         if name == "search":
             return web.search(
                 args["query"],
@@ -298,41 +280,6 @@ class Toolbox:
             for created in missing:
                 give_to_sandbox(created, self.sandbox.policy)
         return output
-
-    def _elsewhere(self, name: str, args: Any) -> str:
-        """Return "; files named … under …" when a refused read names a missing
-        file: a blocked path that does not exist may exist elsewhere."""
-        path = args.get("path") if isinstance(args, dict) else None
-        if name != "read_file" or not isinstance(path, str):
-            return ""
-        try:
-            resolved = self._path(path)
-        except ToolError:
-            return ""
-        if resolved.exists():
-            return ""
-        if self.access.closed(resolved, READ) is not None:
-            return ""
-        found = files.not_found(
-            resolved,
-            workspace=self.workspace,
-            roots=self.roots,
-            hidden=self.hidden,
-            access=self.access,
-        )
-        return found.removeprefix(f"no such file: {resolved}")
-
-    def _path(self, path: str) -> Path:
-        resolved = files.resolve_confined(path, self.workspace, self.roots)
-        for hidden in self.hidden:
-            if resolved.is_relative_to(hidden) and not resolved.is_relative_to(
-                self.workspace
-            ):
-                raise ToolError(
-                    f"path {path!r} is hidden from runs (it holds the "
-                    "application's own data); use a path in the workspace"
-                )
-        return resolved
 
     def _record(self, name: str, args: Any, output: str, *, error: bool = False):
         safe_args = args if isinstance(args, dict) else {"args": args}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from roles import recoverable
 from roles.toolloop import ToolError
 from roles.tools import Toolbox
 from roles.tools.sandbox import Limits
@@ -138,6 +139,9 @@ def test_file_tools_have_no_more_rights_than_the_shell(policy, closed):
     assert code != 0 and "Permission denied" in out
     with pytest.raises(ToolError, match="permission denied: .*restricted/stock.csv"):
         toolbox.call("read_file", {"path": "restricted/stock.csv"})
+    # The refusal names the copy the run's user may read, as R4a reads it.
+    said = f"ERROR: {toolbox.records[-1].output.removeprefix('ERROR: ')}"
+    assert recoverable.NAMESAKES.search(said)["named"] == "shared/stock.csv"
     assert toolbox.call("read_file", {"path": "shared/stock.csv"}) == "sku,qty\nA-1,0\n"
     listing = toolbox.call("glob", {"pattern": "**/*.csv"})
     assert "shared/stock.csv" in listing and "restricted" not in listing

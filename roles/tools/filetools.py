@@ -1,0 +1,126 @@
+"""The file tools as a toolbox runs them: ``glob``, ``read_file`` and the path
+checks of ``write_file``.
+
+A path is confined to the workspace and the allowed paths
+(``files.resolve_confined``), a hidden path outside the workspace is refused,
+and a path the sandbox's uid may not read, list or write is refused as the
+shell would refuse it (``roles.tools.access``). A refused or missing file's
+error names files of its name that may be read instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from roles.toolloop import ToolError
+from roles.tools import files
+from roles.tools.access import READ, SEARCH, WRITE, Access
+
+
+class FileTools:
+    """Resolve, check and run the file tools of one toolbox."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        roots: Sequence[Path],
+        hidden: Sequence[Path],
+        access: Access,
+    ):
+        self.workspace = workspace
+        self.roots = tuple(roots)
+        self.hidden = tuple(hidden)
+        self.access = access
+
+    def path(self, path: str) -> Path:
+        """Return ``path`` resolved, or raise ToolError when it is not allowed."""
+        resolved = files.resolve_confined(path, self.workspace, self.roots)
+        for hidden in self.hidden:
+            if resolved.is_relative_to(hidden) and not resolved.is_relative_to(
+                self.workspace
+            ):
+                raise ToolError(
+                    f"path {path!r} is hidden from runs (it holds the "
+                    "application's own data); use a path in the workspace"
+                )
+        return resolved
+
+    def check(self, name: str, args: dict) -> None:
+        """Refuse a read or write the sandbox's uid could not make."""
+        if name not in ("read_file", "write_file"):
+            return
+        path = self.path(args["path"])
+        if name == "write_file":
+            self.access.check(path, WRITE)
+            return
+        try:
+            self.access.check(path, READ)
+        except ToolError as err:
+            raise ToolError(f"{err}{self._readable_elsewhere(path)}") from None
+
+    def glob(self, args: dict) -> str:
+        root = args.get("root") or "."
+        if not isinstance(root, str):
+            raise ToolError("glob root must be a string")
+        self.path(root)
+        return files.glob_files(
+            args["pattern"],
+            root,
+            workspace=self.workspace,
+            roots=self.roots,
+            hidden=self.hidden,
+            access=self.access,
+        )
+
+    def read(self, args: dict, limit: int = files.READ_LIMIT) -> str:
+        path = self.path(args["path"])
+        if not path.exists():
+            raise ToolError(self._not_found(path))
+        return files.read_text(path, limit=limit)
+
+    def elsewhere(self, name: str, args: Any) -> str:
+        """Return "; files named … under …" when a refused read names a missing
+        file: a blocked path that does not exist may exist elsewhere."""
+        path = args.get("path") if isinstance(args, dict) else None
+        if name != "read_file" or not isinstance(path, str):
+            return ""
+        try:
+            resolved = self.path(path)
+        except ToolError:
+            return ""
+        if resolved.exists() or self.access.closed(resolved, READ) is not None:
+            return ""
+        return self._not_found(resolved).removeprefix(f"no such file: {resolved}")
+
+    def _not_found(self, path: Path) -> str:
+        return files.not_found(
+            path,
+            workspace=self.workspace,
+            roots=self.roots,
+            hidden=self.hidden,
+            access=self.access,
+        )
+
+    def _readable_elsewhere(self, path: Path) -> str:
+        """Return "; files named … under …: …" that the sandbox's uid may read,
+        searched from the directory above the closed one."""
+        blocked = self.access.closed(path, READ) or path
+        base = blocked.parent if blocked != path else path.parent
+        if not any(base.is_relative_to(r) for r in self.roots):
+            return ""
+        if self.access.closed(base, READ | SEARCH) is not None:
+            return ""
+        found, _ = files.namesakes(
+            path.name,
+            base,
+            workspace=self.workspace,
+            hidden=self.hidden,
+            access=self.access,
+        )
+        found = [f for f in found if self.access.closed(f, READ) is None]
+        if not found:
+            return ""
+        named = ", ".join(files.shown(f, self.workspace) for f in found)
+        return f"; files named {path.name!r} under {base} it may read: {named}"
