@@ -165,7 +165,10 @@ def _keep_profile(profile: cProfile.Profile) -> None:
             _profiles[path].add(profile)
         else:
             _profiles[path] = pstats.Stats(profile)
-        _profiles[path].dump_stats(path)
+        # Whole or not at all: the bench may read the file while a late hop
+        # (after the FinalResult) is still being recorded.
+        _profiles[path].dump_stats(f"{path}.tmp")
+        os.replace(f"{path}.tmp", path)
 
 
 def _write(record: dict) -> None:
