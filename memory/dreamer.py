@@ -36,7 +36,7 @@ from roles.contracts import Megram
 
 from . import keys, records
 from .owners import owner_of, weighs_on
-from .potentials import GC_BELOW, SECONDS_PER_DAY, decay
+from .potentials import GC_BELOW, decay
 from .tally import DECAYING, Tally, signal_of
 
 log = logging.getLogger(__name__)
@@ -72,9 +72,9 @@ def run_pass(
 ) -> DreamReport:
     """Run one Dreamer pass over the whole store and report what changed."""
     now_ts = now.timestamp()
-    # The pass reads every record and then each candidate pair's at random: on
-    # a store fresh from many writes, those reads search several overlapping
-    # files. One compaction first (writers are not held up) makes both cheap.
+    # The pass reads every record twice in key order: on a store fresh from
+    # many writes, each read merges several overlapping files. One compaction
+    # first (writers are not held up) makes both scans cheaper.
     db.compact_range()
     with lock:
         recalls = records.all_recalls(db)
@@ -95,23 +95,15 @@ def _collect(
     tallies: dict[tuple[str, str], Tally] = {}
     doomed: list[dict[str, Any]] = []
     deleted = 0
-    created_ts, exp, day = records.created_ts, math.exp, SECONDS_PER_DAY
     for rec in records.all_records(db):
-        created = created_ts(rec)
+        created = records.created_ts(rec)
         level, f, k = rec["level"], rec["f"], rec["k"]
-        # decay() inlined: this loop runs once per stored Megram.
-        age = (now_ts - created) / day
-        if level in DECAYING and abs(f) * (exp(-k * age) if age > 0 else 1.0) < (
-            GC_BELOW
-        ):
+        if level in DECAYING and abs(f) * decay(k, created, now_ts) < GC_BELOW:
             doomed.append(rec)
             if len(doomed) >= _CHUNK:
                 deleted += _delete(db, doomed)
             continue
-        recalled = recalls.get(rec["id"])
-        if recalled is not None and recalled > created:
-            age = (now_ts - recalled) / day
-        weight = exp(-k * age) if age > 0 else 1.0
+        weight = decay(k, max(created, recalls.get(rec["id"], created)), now_ts)
         pair = (rec["space"], rec["entity"])
         tally = tallies.get(pair) or tallies.setdefault(pair, Tally())
         owner = _owner(rec)
