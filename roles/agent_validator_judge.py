@@ -49,6 +49,7 @@ from roles.evidence import only_echoes, parse_evidence
 from roles.fieldcount import miscounted
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
+from roles.ranscript import unrun_script
 from roles.tools import head_tail
 
 NO_EVIDENCE = "the executor's claimed output is not evidence"
@@ -153,6 +154,9 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     no tool call showed (or, for a total, no tool computed), else ""."""
     if result.status == "failed":
         return ""
+    unrun = unrun_script(subtask.intent, result.tool_calls)
+    if unrun:
+        return f"{unrun}; {NO_EVIDENCE}"
     known = LABEL.sub(" ", f"{subtask.intent}\n{subtask.context}\n{request}")
     facts = unshown_facts(result, known)
     aggregate = asks_for_aggregate(request, subtask.intent, subtask.context)

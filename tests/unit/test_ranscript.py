@@ -1,0 +1,96 @@
+"""A script the subtask is asked to run has run only when a command ran it."""
+
+import pytest
+
+from roles.agent_validator_judge import invented_facts
+from roles.contracts import ExecutionResult, SubTask
+from roles.evidence import format_evidence
+from roles.ranscript import unrun_script
+
+DIR = "/var/tmp/tasks/write-script"
+# The intent and the one call of a real run that a small validator accepted as
+# "The script was then run".
+INTENT = (
+    f"Step 1: Create the Python script `hello.py` in the directory `{DIR}`. "
+    "Step 2: Run the Python script `hello.py`."
+)
+ECHOED = format_evidence(
+    "shell",
+    {"command": f"echo 'hello from artoo' > {DIR}/hello.py"},
+    "[exit code 0]\n",
+)
+
+
+def shell(command: str, output: str = "[exit code 0]\nhello from artoo") -> str:
+    return format_evidence("shell", {"command": command}, output)
+
+
+def test_a_script_written_and_never_run_is_not_done():
+    subtask = SubTask(subtask_id="s1", parent_task_id="t1", intent=INTENT)
+    result = ExecutionResult(
+        subtask_id="s1",
+        status="completed",
+        output="The Python script `hello.py` was created and the script ran.",
+        tool_calls=[ECHOED],
+    )
+    said = invented_facts(subtask, result)
+    assert "asks to run hello.py, but no command ran it after its last write" in said
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"python3 {DIR}/hello.py",
+        "python hello.py",
+        f"cd {DIR} && python3 -u hello.py",
+        f"timeout 10 python3 '{DIR}/hello.py'",
+        "chmod +x hello.py && ./hello.py",
+        f"{DIR}/hello.py",
+    ],
+)
+def test_a_command_that_runs_the_script_after_its_write_counts(command):
+    assert unrun_script(INTENT, [ECHOED, shell(command)]) == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"cat {DIR}/hello.py",
+        f"echo 'print(1)' >> {DIR}/hello.py",
+        "python3 myhello.py",
+        "ls -l hello.py",
+    ],
+)
+def test_a_command_that_only_names_the_script_does_not_run_it(command):
+    assert "no command ran it" in unrun_script(INTENT, [ECHOED, shell(command)])
+
+
+def test_a_run_before_the_last_write_ran_an_older_file():
+    rewritten = format_evidence(
+        "write_file",
+        {"path": f"{DIR}/hello.py", "content": "print('hello from artoo')"},
+        "wrote 26 bytes",
+    )
+    calls = [ECHOED, shell("python3 hello.py", "[exit code 1]\nSyntaxError"), rewritten]
+    assert "after its last write" in unrun_script(INTENT, calls)
+    assert unrun_script(INTENT, [*calls, shell("python3 hello.py")]) == ""
+
+
+@pytest.mark.parametrize(
+    "intent",
+    [
+        "Create hello.py that prints 'hello from artoo'.",
+        "How many lines does scripts/run.sh have?",
+        "Run the test suite and report how many tests failed.",
+    ],
+)
+def test_no_script_to_run_asks_for_no_run(intent):
+    assert unrun_script(intent, [ECHOED]) == ""
+
+
+def test_every_script_named_must_run():
+    intent = "Run build.sh, then run check.py."
+    calls = [shell("sh build.sh", "[exit code 0]\nbuilt")]
+    assert "asks to run check.py, but no command ran it;" in unrun_script(intent, calls)
+    calls.append(shell("python3 check.py", "[exit code 0]\nok"))
+    assert unrun_script(intent, calls) == ""
