@@ -6,6 +6,10 @@ Without a sandbox ``gate`` asks before a shell command the syntactic check of
 applying it (``roles.tools.effect``); ``hidden_notes`` says why a failed command
 could not see a path the sandbox hides.
 
+A file this toolbox made itself (``write_file`` onto nothing, or a command's
+created file) is its own: overwriting or deleting it loses nothing that was
+there before the subtask, so it is not put to the operator (``made``).
+
 The operator's answer comes back from ``approve`` at once, or later: ``approve``
 raises ToolPaused, which leaves here carrying the call as plain data
 (``roles.tools.effect_pending``). A gated call is simply asked again when the
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from roles.safety import check_shell, check_write
@@ -49,6 +53,8 @@ class Law1:
     approve: Callable[[ApprovalAsk], bool]
     is_cancelled: Callable[[], bool]
     resolve: Callable[[str], Path]
+    # The real paths of the files this toolbox created (filled as it goes).
+    made: set[str] = field(default_factory=set)
 
     def gate(self, name: str, args: dict) -> str | None:
         """Return the Law 1 denial text, or None when the call may run."""
@@ -58,7 +64,7 @@ class Law1:
         elif name == "write_file":
             path = self.resolve(args["path"])
             command = f"write_file {path}"
-            reason = check_write(str(path))
+            reason = None if str(path) in self.made else check_write(str(path))
         else:
             return None
         if reason is None:
@@ -69,7 +75,7 @@ class Law1:
     def judge(self, command: str, args: dict, done: SandboxRun) -> str:
         """Apply the command's effect, asking the operator first when destructive."""
         effect = done.effect
-        if not effect.destructive:
+        if all(change.path in self.made for change in effect.destructive):
             return self.settle(command, done)
         warning = check_shell(command, cwd=str(self.workspace))
         reason = f"the command {effect.summary()}"
@@ -113,6 +119,7 @@ class Law1:
         except OSError as err:
             message = f"the command's effect could not be applied: {err}"
             raise ToolError(message) from err
+        self.made.update(c.path for c in effect.changes if c.kind == "created")
         notes = [*effect.skipped, *self.hidden_notes(command, done.output)]
         return "\n".join([done.output.rstrip("\n"), *notes]) if notes else done.output
 

@@ -276,6 +276,8 @@ class Toolbox:
     def _write(self, path: Path, content: str) -> str:
         missing = [p for p in (path, *path.parents) if not p.exists()]
         output = files.write_text(path, content)
+        if missing:
+            self._law1.made.add(str(path))
         if self.sandbox is not None:
             for created in missing:
                 give_to_sandbox(created, self.sandbox.policy)

@@ -249,6 +249,24 @@ def test_created_files_apply_at_once_without_asking(policy, workspace):
         assert made.stat().st_uid == policy.uid
 
 
+def test_what_the_subtask_made_itself_is_changed_without_asking(policy, workspace):
+    operator = Operator(False)
+    toolbox = make_toolbox(policy, workspace, operator)
+    shell(toolbox, "echo 'hello from artoo' > hello.py")
+    toolbox.call("write_file", {"path": "hello.py", "content": "print('hello')"})
+    shell(toolbox, "echo \"print('again')\" > hello.py")
+    assert operator.asks == []
+    assert (workspace / "hello.py").read_text() == "print('again')\n"
+    shell(toolbox, "rm hello.py victim.txt")
+    # victim.txt was there before: the whole command is put to the operator.
+    assert len(operator.asks) == 1
+    assert {c["path"] for c in operator.asks[0].changes} == {
+        str(workspace / "hello.py"),
+        str(workspace / "victim.txt"),
+    }
+    assert (workspace / "victim.txt").read_text() == VICTIM_TEXT
+
+
 def test_a_file_created_and_removed_by_one_command_asks_nothing(policy, workspace):
     operator = Operator(False)
     toolbox = make_toolbox(policy, workspace, operator)

@@ -143,6 +143,20 @@ def test_overwriting_a_file_with_write_file_asks_first(tmp_path):
     assert (tmp_path / "plan.md").read_text() == "new"
 
 
+def test_a_file_the_toolbox_made_itself_is_rewritten_without_asking(tmp_path):
+    operator = Operator(False)
+    toolbox = Toolbox(tmp_path, approve=operator)
+    toolbox.call("write_file", {"path": "hello.py", "content": "hello"})
+    toolbox.call("write_file", {"path": "hello.py", "content": "print('hello')"})
+    assert operator.asks == []
+    assert (tmp_path / "hello.py").read_text() == "print('hello')"
+    # Another subtask's toolbox did not make it: the file existed before it.
+    output = Toolbox(tmp_path, approve=operator).call(
+        "write_file", {"path": "hello.py", "content": "x"}
+    )
+    assert output.startswith("[LAW1] write_file would overwrite existing file")
+
+
 def test_every_call_appends_its_canonical_evidence_entry(tmp_path):
     toolbox = Toolbox(tmp_path)
     toolbox.call("write_file", {"path": "a.txt", "content": "alpha"})
