@@ -27,6 +27,7 @@ from roles.aggregate import NUMBER, asks_for_count, unguarded_words
 from roles.contracts import ExecutionResult
 from roles.evidence import parse_evidence
 from roles.jsonparse import JSONExtractError, extract_json
+from roles.jsontypes import nested, of_type, type_named
 from roles.tools.shell import parse_shell_output
 
 QUOTE = 120
@@ -343,7 +344,14 @@ def _json_field(check, result, _workspace) -> CheckResult:
         if dotted.strip() in EXAMPLE_FIELDS:
             return _any_output(f"field {dotted.strip()!r}", result)
         return CheckResult(False, f"the output is not JSON ({err})")
-    for key in dotted.split("."):
+    keys = dotted.split(".")
+    if len(keys) == 1 and isinstance(value, dict) and keys[0] not in value:
+        # A small executor wraps its answer ({"result": {"lines": 58}}): one
+        # field of that name, at any depth, is the field asked for.
+        found = nested(value, keys[0])
+        if len(found) == 1:
+            value = {keys[0]: found[0]}
+    for key in keys:
         if isinstance(value, dict) and key in value:
             value = value[key]
         elif isinstance(value, list) and key.lstrip("-").isdigit() and _in(value, key):
@@ -358,6 +366,11 @@ def _json_field(check, result, _workspace) -> CheckResult:
     want = check["value"]
     if value == want:
         return CheckResult(True, f"field {dotted!r} equals {want!r}")
+    kind = type_named(want)
+    if kind is not None:
+        met = of_type(value, kind)
+        said = ("is" if met else "is not") + (" an" if kind[0] in "aio" else " a")
+        return CheckResult(met, f"field {dotted!r} {said} {kind}: {value!r}")
     return CheckResult(
         False, f"field {dotted!r} is {_quote(repr(value))}, not {want!r}"
     )

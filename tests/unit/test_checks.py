@@ -136,6 +136,33 @@ def test_json_field_without_value_only_needs_the_field():
     assert not check("json_field", result, path="b").passed
 
 
+# A real run's second attempt: the right count (wc -l printed 58), wrapped under
+# the check's type name, against a value R2 wrote as a JSON schema type.
+WRAPPED = {"file_exists": True, "output_matches": True, "json_field": {"lines": 58}}
+
+
+@pytest.mark.parametrize(
+    ("output", "value", "passed", "said"),
+    [
+        (WRAPPED, {"type": "number"}, True, "field 'lines' is a number: 58"),
+        ({"lines": "58"}, "number", True, "is a number"),
+        ({"lines": 58.0}, "<integer>", True, "is an integer"),
+        ({"lines": 2.5}, "integer", False, "is not an integer"),
+        ({"lines": "many"}, {"type": "number"}, False, "is not a number"),
+        ({"lines": True}, "number", False, "is not a number"),
+        ({"result": {"count": 58}}, "number", False, "no field 'lines'"),
+        ({"a": {"lines": 1}, "b": {"lines": 2}}, "number", False, "no field"),
+        ({"lines": "string"}, "string", True, "equals 'string'"),
+    ],
+)
+def test_json_field_reads_a_type_name_as_a_type_and_finds_a_wrapped_field(
+    output, value, passed, said
+):
+    result = ExecutionResult(subtask_id="s1", status="completed", output=output)
+    verdict = check("json_field", result, path="lines", value=value)
+    assert verdict.passed is passed and said in verdict.evidence
+
+
 def test_json_field_on_non_json_output_fails():
     verdict = check("json_field", HELLO, path="a", value=1)
     assert not verdict.passed and verdict.evidence.startswith("the output is not JSON")
