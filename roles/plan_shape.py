@@ -29,13 +29,13 @@ meets; a check of another kind, or a pattern not anchored at both ends, is kept
 as it is (the evidence rule of R4a still judges what matched).
 
 A replan may demand that a file exist at a path GGS blocked because a call on it
-failed: a small model asked "which file defines normalize_sku?" guessed
-``src/normalize_sku.py``, and after the read found nothing there its next plan
-checked ``file_exists`` on that very path. The directive forbids the path, so the check
-can never be met; ``drop_blocked_paths`` removes it. A path the request asks to
-make (its file name appears in a request that writes, creates, copies …) is the
-request's own effect and stays; one it only reads from ("what is max_connections
-in db/config.yaml?", when the file is db/config.yml) goes.
+failed ("which file defines normalize_sku?": the guess ``src/normalize_sku.py``
+read nothing, and the next plan checked ``file_exists`` on it). The directive
+forbids the path, so the check can never be met; ``drop_blocked_paths`` removes
+it. A path the request asks to make (its file name appears in a request that
+writes, creates, copies …) is the request's own effect and stays; one it only
+reads from ("what is max_connections in db/config.yaml?", when the file is
+db/config.yml) goes, as does a check that a file the request deletes exists.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from collections.abc import Sequence
 
 from roles.checks import undelimited
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
-from roles.requested import MAKES
+from roles.requested import MAKES, paths_to_delete
 
 NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,5}\b)")
 
@@ -148,23 +148,31 @@ def drop_blocked_paths(
     subtasks: Sequence[SubTask], blocked_targets: Sequence[str], request: str
 ) -> tuple[list[SubTask], list[str]]:
     """Return the subtasks without ``file_exists`` checks on a GGS-blocked path the
-    request does not ask to make, and a note for each check dropped."""
+    request does not ask to make, or on a path the request asks to delete (a
+    small planner checks that the file it is to delete exists, which fails once
+    it is deleted), and a note for each check dropped."""
     blocked = {posixpath.normpath(t.strip()) for t in blocked_targets if t.strip()}
-    if not blocked:
+    deleted = {posixpath.normpath(p) for p in paths_to_delete(request)}
+    if not (blocked or deleted):
         return list(subtasks), []
     shaped, notes = [], []
     for sub in subtasks:
         kept = []
         for value in sub.success_criteria:
             path = _blocked_path(value, blocked, request)
-            if path:
-                notes.append(
-                    f"{sub.intent}: dropped the check that {path} exists: GGS "
-                    "blocked that path after a call on it failed, and the request "
-                    "does not ask to make it"
-                )
-            else:
+            gone = _blocked_path(value, deleted, "")
+            if not (path or gone):
                 kept.append(value)
+                continue
+            why = (
+                "GGS blocked that path after a call on it failed, and the request "
+                "does not ask to make it"
+                if path
+                else "the request asks to delete it"
+            )
+            notes.append(
+                f"{sub.intent}: dropped the check that {path or gone} exists: {why}"
+            )
         shaped.append(sub.model_copy(update={"success_criteria": kept}))
     return shaped, notes
 

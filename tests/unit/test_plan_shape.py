@@ -179,3 +179,21 @@ def test_a_blocked_path_the_request_only_reads_from_loses_its_check():
     )
     assert sub.success_criteria == []
     assert notes[0].endswith("the request does not ask to make it")
+
+
+def test_a_check_that_the_file_to_delete_exists_is_dropped():
+    # A real plan for "delete old.log" checked file_exists on old.log: once the
+    # operator approved the rm, that check failed three rounds in a row.
+    gone = "/tmp/work/old.log"
+    request = f"Delete {gone}"
+    reads = {"criterion": "read", "check": {"type": "output_matches", "pattern": ".*"}}
+    [sub], notes = drop_blocked_paths(
+        [step("delete it", 1, exists(gone), reads)], [], request
+    )
+    assert [c.criterion for c in sub.success_criteria] == ["read"]
+    assert notes == [
+        f"delete it: dropped the check that {gone} exists: the request asks to "
+        "delete it"
+    ]
+    kept = [step("read it", 1, exists(gone))]
+    assert drop_blocked_paths(kept, [], f"Read {gone}.") == (kept, [])
