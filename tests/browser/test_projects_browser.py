@@ -99,7 +99,11 @@ def model():
 
 @pytest.fixture(scope="module")
 def allowed(tmp_path_factory):
-    return tmp_path_factory.mktemp("allowed")
+    # An operator's directory the sandbox's uid may enter (pytest makes it 700,
+    # which would refuse the run's commands and file tools alike).
+    path = tmp_path_factory.mktemp("allowed")
+    path.chmod(0o755)
+    return path
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,14 @@
 """A model executor parked on an approval resumes its own conversation.
 
-The scripted OpenAI-compatible model over real HTTP plays every role; R3 writes
-a file, then deletes it (Law 1), then answers.
+The scripted OpenAI-compatible model over real HTTP plays every role; R3 reads
+a file that was in the workspace before it began, then deletes it (Law 1), then
+answers. (A file the subtask made itself it may delete without asking.)
 """
 
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -20,28 +22,44 @@ from tests.llm_server import ScriptedLLMServer, Step, ToolCallSpec
 pytestmark = pytest.mark.slow
 
 CALLS = [
-    ToolCallSpec(name="shell", arguments={"command": "echo seed > notes.txt"}, id="c1"),
+    ToolCallSpec(name="shell", arguments={"command": "cat notes.txt"}, id="c1"),
     ToolCallSpec(name="shell", arguments={"command": "rm notes.txt"}, id="c2"),
 ]
 
 
-def execute(request) -> Step | str:
-    """Call the next scripted tool after each tool result, then report completion."""
-    done = sum(1 for m in request.messages if m.get("role") == "tool")
-    if done < len(CALLS):
-        return Step(tool_calls=(CALLS[done],))
-    return json.dumps({"status": "completed", "output": "notes.txt was removed"})
+class Executor:
+    """Seed notes.txt in the run's workspace before R3's first turn, then call
+    the next scripted tool after each tool result and report completion."""
+
+    def __init__(self):
+        self.run = None
+        self.submitted = threading.Event()
+
+    def __call__(self, request) -> Step | str:
+        done = sum(1 for m in request.messages if m.get("role") == "tool")
+        if done == 0 and self.submitted.wait(timeout=30):
+            notes = runtime.workspace_for(self.run) / "notes.txt"
+            if not notes.exists():
+                notes.write_text("seed\n")
+        if done < len(CALLS):
+            return Step(tool_calls=(CALLS[done],))
+        return json.dumps({"status": "completed", "output": "notes.txt was removed"})
 
 
 @pytest.fixture
-def model(monkeypatch):
+def executor():
+    return Executor()
+
+
+@pytest.fixture
+def model(monkeypatch, executor):
     with ScriptedLLMServer() as server:
         for name, value in server.env().items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("ARTOO_LLM_RETRIES", "1")
         server.default_reply(json.dumps(TASK_SPEC), role="R1")
         server.reply("R2", plan("ok-step remove the notes"))
-        server.responder(execute, role="R3")
+        server.responder(executor, role="R3")
         server.responder(judge, role="R4a")
         server.responder(accept, role="R4b")
         yield server
@@ -49,9 +67,10 @@ def model(monkeypatch):
 
 @pytest.mark.parametrize("decision", ["approve", "deny"])
 def test_the_resumed_executor_carries_on_its_conversation(
-    celery_worker, user, model, decision
+    celery_worker, user, model, executor, decision
 ):
-    run = runs.submit(user, "check the server")
+    run = executor.run = runs.submit(user, "check the server")
+    executor.submitted.set()
     approval = wait_until(
         lambda: Approval.objects.filter(run=run, status="pending").first(), timeout=60
     )
@@ -73,6 +92,6 @@ def test_the_resumed_executor_carries_on_its_conversation(
         assert notes.read_text() == "seed\n"
     result = BusMessage.objects.filter(run=run, type="ExecutionResult").first()
     assert [e.split(" → ")[0] for e in result.payload["tool_calls"]] == [
-        'shell: {"command": "echo seed > notes.txt"}',
+        'shell: {"command": "cat notes.txt"}',
         'shell: {"command": "rm notes.txt"}',
     ]
