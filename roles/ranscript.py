@@ -4,10 +4,10 @@
 file (often ``echo 'hello' > hello.py``) and reports "the script was then run"
 with no command that ran it, and a small validator takes the claim. When the
 subtask's intent asks to run a script it names (``run``/``execute`` and a file
-with a script's extension), the result stands only when a shell command ran
-that file after its last write (``python3 hello.py``, ``sh ./build.sh``,
-``./hello.py``). Whether the run succeeded is the criteria's to judge; this
-rule only refuses a run that never happened.
+with a script's extension in one sentence), the result stands only when a shell
+command ran that file after its last write (``python3 hello.py``, ``sh
+./build.sh``, ``./hello.py``). Whether the run succeeded is the criteria's to
+judge; this rule only refuses a run that never happened.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from pathlib import PurePosixPath
 
 from roles.evidence import ToolCall, parse_evidence
 
+# The scripts to run are those named in a sentence that says run or execute
+# ("Step 1: Read utils.py. Step 2: Run main.py." asks to run main.py only).
+SENTENCE = re.compile(r"(?<=[.!?])\s+|[;\n]")
 # "run" as a verb, not the stem of a file name (run.sh) or a longer word.
 RUN_ASKED = re.compile(r"\b(?:run|execute)\b(?!\.\w)", re.IGNORECASE)
 SCRIPT = re.compile(r"[\w./~-]*\b[\w-]+\.(?:py|sh|bash|pl|rb|js|php|lua)\b")
@@ -31,9 +34,9 @@ RUNNERS = (
 def unrun_script(intent: str, tool_calls: Iterable[str]) -> str:
     """Return why the subtask's script has not run, or "" when it has (or
     the intent asks to run none)."""
-    if not RUN_ASKED.search(intent):
-        return ""
-    names = dict.fromkeys(PurePosixPath(m).name for m in SCRIPT.findall(intent))
+    asked = [s for s in SENTENCE.split(intent) if RUN_ASKED.search(s)]
+    found = [m for sentence in asked for m in SCRIPT.findall(sentence)]
+    names = dict.fromkeys(PurePosixPath(m).name for m in found)
     calls = [c for c in map(parse_evidence, tool_calls) if c is not None]
     for name in names:
         written = max(

@@ -94,3 +94,10 @@ def test_every_script_named_must_run():
     assert "asks to run check.py, but no command ran it;" in unrun_script(intent, calls)
     calls.append(shell("python3 check.py", "[exit code 0]\nok"))
     assert unrun_script(intent, calls) == ""
+
+
+def test_only_the_scripts_of_a_sentence_that_says_run_must_run():
+    intent = "Step 1: Read utils.py. Step 2: Run main.py; report what it prints."
+    calls = [shell("python3 main.py", "[exit code 0]\nok")]
+    assert unrun_script(intent, calls) == ""
+    assert "asks to run main.py" in unrun_script(intent, [])
