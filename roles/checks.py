@@ -23,11 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roles.aggregate import NUMBER, asks_for_count, unguarded_words
+from roles.aggregate import NUMBER
 from roles.contracts import ExecutionResult
+from roles.countanswer import count_free
 from roles.evidence import parse_evidence
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.jsontypes import nested, of_type, type_named
+from roles.patterns import (
+    ANY_TEXT,
+    NEVER_MATCHES,
+    NO_FORMAT,
+    PLACEHOLDERS,
+    undelimited,
+)
 from roles.tools.shell import parse_shell_output
 
 QUOTE = 120
@@ -51,14 +59,14 @@ def evaluate_check(
     """Evaluate one machine check against an ExecutionResult.
 
     Under a count question, a check that only demands a word of the question
-    ("rows" for "how many rows", "ERROR" for "how many lines contain ERROR")
-    echoes it: the answer is a number, which the evidence rule judges
-    (``roles.aggregate``: computed, and by a command that looks for the word).
-    Any output that states a number meets such a check.
+    ("rows" for "how many rows", "ERROR" for "how many lines contain ERROR") or
+    a line of what was counted (``.*\\.py$``) asks for what no count states:
+    the answer is a number, which the evidence rule judges (``roles.aggregate``:
+    computed, and by a command that looks for the word). Any output that states
+    a number meets such a check (``roles.countanswer``).
     """
-    echoed = _echoed_word(check, request)
-    if echoed:
-        named = f"{echoed!r} (a word of the count question)"
+    named = count_free(check, request)
+    if named:
         said = output_text(result.output).strip()
         if said and not NUMBER.search(said):
             return CheckResult(
@@ -68,20 +76,6 @@ def evaluate_check(
             )
         return _any_output(named, result)
     return _evaluate(check, result, workspace)
-
-
-def _echoed_word(check: dict[str, Any], request: str) -> str:
-    if not isinstance(check, dict) or not asks_for_count(request):
-        return ""
-    kind = check.get("type")
-    value = check.get("value" if kind == "output_contains" else "pattern")
-    if kind not in ("output_contains", "output_matches") or not isinstance(value, str):
-        return ""
-    word = value.strip()
-    plain = re.fullmatch(r"[A-Za-z_][\w-]*", word) is not None
-    # A word the count is of stays a check unless the count rule guards it.
-    guarded = word.lower() not in unguarded_words(request)
-    return word if plain and guarded and appears_word(word, request) else ""
 
 
 def _evaluate(
@@ -164,42 +158,9 @@ def _output_contains(check, result, _workspace) -> CheckResult:
     return CheckResult(False, f"{want!r} not found in the output ({head}) or evidence")
 
 
-# A pattern written with a script language's delimiters, "/^\d+$/i": the "/"
-# before "^" or after "$" makes it unmatchable as written, so its meaning is plain.
-_DELIMITED = re.compile(r"^/(\^.*|.*\$)/([ims]*)$", re.DOTALL)
-
-
-def undelimited(pattern: str) -> tuple[str, int]:
-    """Return ``pattern`` without script-style ``/…/flags`` delimiters, and its
-    flags, when the delimited form could never match; else it as written."""
-    found = _DELIMITED.match(pattern)
-    if found is None:
-        return pattern, 0
-    flags = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
-    return found.group(1), sum({flags[f] for f in found.group(2)})
-
-
-# A pattern that names what it wants instead of matching it: "number" for
-# r"\d+". A small model writes these; read literally they match only prose.
-PLACEHOLDERS = {
-    "number": r"\d+",
-    "integer": r"\d+",
-    "digits": r"\d+",
-    "<number>": r"\d+",
-    "<integer>": r"\d+",
-}
-# "regex" or "pattern" names no format at all: any output that is not blank
-# meets it (R4a's evidence rule and the other checks still judge the output).
-NO_FORMAT = ("regex", "<regex>", "pattern", "<pattern>")
 # The example field of the plan prompt's json_field check ("a.b"), which a
 # small model copies as it stands.
 EXAMPLE_FIELDS = ("a.b", "a.b.0", "...", "")
-# A pattern that matches each of these whole (".*", "^.+$") matches any line:
-# it names no format either.
-ANY_TEXT = ("x", "The total is 1,250.", "/srv/a b.txt: 3")
-# "$" before a word can never match: such a pattern ("ls -l $directory |
-# grep -c '.*\.py'") is a command copied into the check, not a format.
-NEVER_MATCHES = re.compile(r"(?<!\\)\$[A-Za-z_{]")
 
 
 def _output_matches(check, result, _workspace) -> CheckResult:
@@ -301,12 +262,6 @@ def unshown_facts(result: ExecutionResult, known: str = "") -> list[str]:
     sources = "\n".join([known, *result.tool_calls])
     claim = output_text(result.output)
     return [f for f in dict.fromkeys(FACT.findall(claim)) if not appears(f, sources)]
-
-
-def appears_word(value: str, text: str) -> bool:
-    """Return True when ``value`` stands in ``text`` as whole words, in any case."""
-    pattern = rf"(?<!\w){re.escape(value)}(?!\w)"
-    return bool(value) and re.search(pattern, text or "", re.IGNORECASE) is not None
 
 
 def appears(value: str, text: str) -> bool:

@@ -45,8 +45,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from roles.checks import undelimited
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
+from roles.patterns import undelimited
 from roles.requested import MAKES, paths_to_delete
 
 NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,5}\b)")

@@ -316,6 +316,34 @@ def test_a_word_of_a_request_that_is_no_count_still_needs_a_tool_to_show_it():
     assert not evaluate_check(port, claimed, workspace=".", request=asked).passed
 
 
+@pytest.mark.parametrize(
+    "pattern", [r".*\.py$", r"^[\w/]+\.log$", r"/^src\/.*$/", r"\.md\b$"]
+)
+def test_a_listing_line_demanded_under_a_count_question_is_met_by_the_number(
+    pattern,
+):
+    counted = shell_result("find p -name '*.py' | wc -l", "[exit code 0]\n17\n")
+    counted = counted.model_copy(update={"output": "17"})
+    asked = "How many Python files are there under /srv/p?"
+    listing = {"type": "output_matches", "pattern": pattern}
+    verdict = evaluate_check(listing, counted, workspace=".", request=asked)
+    assert verdict.passed and "a line of a listing" in verdict.evidence
+    assert not evaluate_check(listing, counted, workspace=".").passed
+    gave_up = counted.model_copy(update={"output": "I could not list the files"})
+    verdict = evaluate_check(listing, gave_up, workspace=".", request=asked)
+    assert not verdict.passed and "the output states no number" in verdict.evidence
+
+
+@pytest.mark.parametrize("pattern", [r"^\d+$", r"^[0-9]+ files$", r"files", "py"])
+def test_a_pattern_a_stated_count_can_meet_stays_a_check(pattern):
+    said = shell_result("ls p", "[exit code 0]\na.txt\n")
+    said = said.model_copy(update={"output": "two"})
+    asked = "How many Python files are there under /srv/p?"
+    demand = {"type": "output_matches", "pattern": pattern}
+    verdict = evaluate_check(demand, said, workspace=".", request=asked)
+    assert not verdict.passed and "listing" not in verdict.evidence
+
+
 @pytest.mark.parametrize("field", ["a.b", " a.b.0 "])
 def test_the_prompts_example_field_names_no_field(field):
     counted = shell_result("wc -l app.log", "[exit code 0]\n58 app.log\n")

@@ -1,0 +1,43 @@
+"""How R4a reads a planner's ``output_matches`` pattern.
+
+A small planner writes patterns that say what it wants rather than match it
+("number", "/^[0-9]+$/", ".*"); these read such a pattern for what it means.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A pattern written with a script language's delimiters, "/^\d+$/i": the "/"
+# before "^" or after "$" makes it unmatchable as written, so its meaning is plain.
+_DELIMITED = re.compile(r"^/(\^.*|.*\$)/([ims]*)$", re.DOTALL)
+
+
+def undelimited(pattern: str) -> tuple[str, int]:
+    """Return ``pattern`` without script-style ``/…/flags`` delimiters, and its
+    flags, when the delimited form could never match; else it as written."""
+    found = _DELIMITED.match(pattern)
+    if found is None:
+        return pattern, 0
+    flags = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
+    return found.group(1), sum({flags[f] for f in found.group(2)})
+
+
+# A pattern that names what it wants instead of matching it: "number" for
+# r"\d+". A small model writes these; read literally they match only prose.
+PLACEHOLDERS = {
+    "number": r"\d+",
+    "integer": r"\d+",
+    "digits": r"\d+",
+    "<number>": r"\d+",
+    "<integer>": r"\d+",
+}
+# "regex" or "pattern" names no format at all: any output that is not blank
+# meets it (R4a's evidence rule and the other checks still judge the output).
+NO_FORMAT = ("regex", "<regex>", "pattern", "<pattern>")
+# A pattern that matches each of these whole (".*", "^.+$") matches any line:
+# it names no format either.
+ANY_TEXT = ("x", "The total is 1,250.", "/srv/a b.txt: 3")
+# "$" before a word can never match: such a pattern ("ls -l $directory |
+# grep -c '.*\.py'") is a command copied into the check, not a format.
+NEVER_MATCHES = re.compile(r"(?<!\\)\$[A-Za-z_{]")
