@@ -17,6 +17,7 @@ from pathlib import Path
 from django.conf import settings
 
 from artoo_web import runtime
+from roles.tools import access
 
 GIT_TIMEOUT_S = 30
 GIT_OPTIONS = (
@@ -75,7 +76,25 @@ def allowed_directory(text: str) -> Path:
         raise DirectoryError(f"{path} holds artoo's own files; choose another.")
     if path.exists() and not path.is_dir():
         raise DirectoryError(f"{path} is not a directory.")
+    _check_sandbox_enters(path, roots)
     return path
+
+
+def _check_sandbox_enters(path: Path, roots) -> None:
+    """Refuse a directory the sandbox's user may not enter: no command of the
+    project could run there (the sandbox cannot bind it) and its file tools
+    refuse it too."""
+    if settings.ARTOO_SANDBOX != "on":
+        return
+    policy = runtime.sandbox_policy()
+    closed = access.for_policy(policy, tuple(roots)).closed(
+        path, access.READ | access.SEARCH
+    )
+    if closed is not None:
+        raise DirectoryError(
+            f"The sandbox's user (uid {policy.uid}) may not enter {closed}, so no "
+            f"command could run in {path}; open it to that user or choose another."
+        )
 
 
 def created_directory(owner_id) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 
@@ -103,6 +104,30 @@ def test_a_path_escaping_the_allowed_root_is_refused(client, auth, roots):
     response = create(client, auth, request="ok", directory=sneaky)
     assert response.status_code == 400
     assert "outside the allowed paths" in response.json()["error"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="a rootless sandbox is its worker's own uid"
+)
+def test_a_directory_the_sandboxs_user_may_not_enter_is_refused(
+    client, auth, roots, settings
+):
+    closed = roots / "closed"
+    closed.mkdir(mode=0o700)
+    settings.ARTOO_SANDBOX_UID = 65534
+    response = create(client, auth, request="ok", directory=str(closed / "app"))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert f"(uid 65534) may not enter {closed}," in error
+    assert not (closed / "app").exists() and not Project.objects.exists()
+    closed.chmod(0o755)
+    response = create(client, auth, request="ok", directory=str(closed / "app"))
+    assert response.status_code == 201, response.content
+    settings.ARTOO_SANDBOX = "off"
+    shut = roots / "shut"
+    shut.mkdir(mode=0o700)
+    response = create(client, auth, request="ok", directory=str(shut))
+    assert response.status_code == 201, response.content
 
 
 def test_a_file_or_a_dirty_repository_is_refused(client, auth, roots):
