@@ -41,7 +41,7 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
-from roles.criteria import CHECK_TYPES
+from roles.criteria import CHECK_TYPES, DONE
 from roles.llm import Usage
 from roles.recoverable import namesakes, transient_failure
 from roles.requested import subtask_deletions
@@ -156,7 +156,7 @@ def subtask_criteria(subtask: SubTask) -> list[Criterion]:
     """
     criteria = [normalise_criterion(c) for c in subtask.success_criteria]
     criteria = [c for c in criteria if not is_bare_check_name(c)]
-    return criteria or [Criterion(criterion=f"the subtask is done: {subtask.intent}")]
+    return criteria or [Criterion(criterion=f"{DONE}{subtask.intent}")]
 
 
 def is_bare_check_name(criterion: Criterion) -> bool:

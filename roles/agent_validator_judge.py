@@ -44,12 +44,14 @@ from roles.checks import (
     unshown_facts,
 )
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
+from roles.criteria import DONE
 from roles.csvsplit import split_quoted
 from roles.evidence import only_echoes, parse_evidence
 from roles.fieldcount import miscounted
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.ranscript import unrun_script
+from roles.requested import deletions_shown
 from roles.tools import head_tail
 
 NO_EVIDENCE = "the executor's claimed output is not evidence"
@@ -136,6 +138,10 @@ def judge(
                 criterion.check, result, workspace=workspace, request=request
             )
             known[index] = _verdict(criterion, check.passed, check.evidence)
+        elif criterion.criterion.startswith(DONE):
+            deleted = deletions_shown(subtask.intent, request, result.tool_calls)
+            if deleted:
+                known[index] = _verdict(criterion, True, deleted)
     rest = [i for i in range(len(criteria)) if i not in known]
     if result.status == "failed":
         said = f"the executor reported failure: {_quote(output_text(result.output))}"

@@ -19,6 +19,8 @@ CheckType = Literal[
     "exit_code", "output_contains", "output_matches", "file_exists", "json_field"
 ]
 CHECK_TYPES: frozenset[str] = frozenset(CheckType.__args__)
+# The one criterion of a subtask whose planner wrote none: its intent is done.
+DONE = "the subtask is done: "
 CHECK_PARAMS: dict[str, tuple[str, ...]] = {
     "exit_code": ("value",),
     "output_contains": ("value",),

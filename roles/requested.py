@@ -18,11 +18,20 @@ criteria, as before.
 from __future__ import annotations
 
 import re
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from roles.contracts import CriterionVerdict
+from roles.evidence import parse_evidence, split_exit_code
 
-__all__ = ["MAKES", "paths_to_delete", "subtask_deletions", "unmet_deletions"]
+__all__ = [
+    "MAKES",
+    "deletions_shown",
+    "paths_to_delete",
+    "subtask_deletions",
+    "unmet_deletions",
+]
 
 # A request that makes something (a file, a script): a file it names may be its
 # effect, and a total it mentions may be what the thing it makes prints.
@@ -41,6 +50,8 @@ OBJECT = re.compile(
 # A path ends at a space, a line end or closing punctuation: "old.log's" is not one.
 PATH_END = re.compile(r"""[.,;:!?)]*(?:\s|$)""")
 JOIN = re.compile(r"\s*(?:,\s*and|,|and)\s+", re.I)
+# A command that deletes files: rm, unlink, shred -u, find … -delete.
+DELETING = re.compile(r"(?<![\w.-])(?:rm|unlink|shred)(?![\w.-])|\s-delete\b")
 WILDCARD = re.compile(r"[*?\[\]{}$]")
 
 
@@ -82,6 +93,49 @@ def subtask_deletions(intent: str, request: str) -> list[CriterionVerdict]:
         )
         for path in _still_there(request)
     ]
+
+
+def deletions_shown(intent: str, request: str, tool_calls: Sequence[str]) -> str:
+    """Return the evidence that a subtask whose ``intent`` is to delete did what
+    the request asks: each path it deletes is gone, and a shell command of
+    ``tool_calls`` that names the path (or its file name) exited 0; else "".
+
+    An executor reports "The file has been deleted"; a validator model then
+    quotes that claim as its evidence, which is never accepted. The command that
+    ran and the file that is gone are the evidence. A subtask that also makes
+    something is left to its criteria.
+    """
+    paths = paths_to_delete(request)
+    if not paths or not _deletes(intent) or MAKES.search(intent):
+        return ""
+    if _still_there(request):
+        return ""
+    shown = []
+    for path in paths:
+        command = _deleting_command(path, tool_calls)
+        if not command:
+            return ""
+        shown.append(f"`{command}` exited 0 and {path} no longer exists")
+    return "; ".join(shown)
+
+
+def _deleting_command(path: str, tool_calls: Sequence[str]) -> str:
+    """Return the last deleting shell command that names ``path`` and exited 0,
+    or ""."""
+    for entry in reversed(tool_calls):
+        call = parse_evidence(entry)
+        if call is None or call.tool != "shell":
+            continue
+        command = str(call.args.get("command") or "")
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        named = path in words or Path(path).name in words
+        deleting = DELETING.search(command) is not None
+        if named and deleting and split_exit_code(call.output)[0] == 0:
+            return command
+    return ""
 
 
 def _unmet(path: str, evidence: str) -> CriterionVerdict:

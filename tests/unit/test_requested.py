@@ -156,3 +156,81 @@ def test_a_deleting_subtask_does_not_match_while_the_file_is_there(tmp_path):
     assert all("delete it" not in v.evidence for v in judged(denied).verdicts)
     old.unlink()
     assert all("delete it" not in v.evidence for v in judged(shown).verdicts)
+
+
+# A model endpoint that is never asked: the deletion is shown by the command.
+NEVER_ASKED = object()
+
+
+def deleting_subtask(intent: str):
+    from roles.contracts import SubTask
+
+    return SubTask(subtask_id="s1", parent_task_id="t1", intent=intent)
+
+
+def test_a_deleting_subtask_matches_on_the_command_that_deleted_the_file(tmp_path):
+    from roles.agent_validator import validate
+    from roles.contracts import ExecutionResult
+    from roles.evidence import format_evidence
+
+    old = tmp_path / "old.log"
+    rm = format_evidence("shell", {"command": f"rm {old}"}, "[exit code 0]")
+    done = ExecutionResult(
+        subtask_id="s1",
+        status="completed",
+        output="The log file has been deleted.",
+        tool_calls=[rm],
+    )
+    intent = "Step 1: Read the log file. Step 2: Delete the log file."
+    validation = validate(
+        deleting_subtask(intent),
+        done,
+        model=NEVER_ASKED,
+        attempt=1,
+        trajectory=[],
+        workspace=tmp_path,
+        request=f"Delete {old}",
+    )
+    assert validation.verdict == "matched"
+    assert validation.verdicts[0].evidence == (
+        f"`rm {old}` exited 0 and {old} no longer exists"
+    )
+
+
+@pytest.mark.parametrize(
+    ("intent", "command", "output", "there"),
+    [
+        ("Delete the log file.", "rm {old}", "[exit code 0]", True),
+        ("Delete the log file.", "rm {old}", "[exit code 1]\nrm: busy", False),
+        ("Delete the log file.", "cat {old}", "[exit code 0]", False),
+        ("Delete the log file.", "rm {other}", "[exit code 0]", False),
+        ("Read the log file.", "rm {old}", "[exit code 0]", False),
+        ("Delete the log and write a summary.", "rm {old}", "[exit code 0]", False),
+    ],
+)
+def test_no_deletion_is_shown_without_a_deleting_command_and_the_file_gone(
+    tmp_path, intent, command, output, there
+):
+    from roles.evidence import format_evidence
+    from roles.requested import deletions_shown
+
+    old, other = tmp_path / "old.log", tmp_path / "other.log"
+    call = format_evidence(
+        "shell", {"command": command.format(old=old, other=other)}, output
+    )
+    request = f"Delete {old}"
+    if there:
+        old.write_text("stale\n")
+    assert deletions_shown(intent, request, [call]) == ""
+    assert deletions_shown("Delete it.", "Show the log.", [call]) == ""
+
+
+def test_a_file_name_or_find_delete_names_the_deleted_path(tmp_path):
+    from roles.evidence import format_evidence
+    from roles.requested import deletions_shown
+
+    old = tmp_path / "old.log"
+    for command in ("rm -f old.log", f"find {tmp_path} -name old.log -delete"):
+        call = format_evidence("shell", {"command": command}, "[exit code 0]")
+        shown = deletions_shown("Remove old.log.", f"Delete {old}", [call])
+        assert shown == f"`{command}` exited 0 and {old} no longer exists"
