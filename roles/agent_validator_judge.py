@@ -34,6 +34,7 @@ from roles.aggregate import (
     only_counted,
     shows_nothing,
     states_a_result,
+    word_count_command,
 )
 from roles.checks import (
     FACT,
@@ -47,7 +48,7 @@ from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.criteria import DONE
 from roles.csvsplit import split_quoted
 from roles.evidence import only_echoes, parse_evidence
-from roles.fieldcount import miscounted
+from roles.fieldcount import field_value, miscounted
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.ranscript import unrun_script
@@ -257,6 +258,9 @@ def _compute(request: str, subtask, result: ExecutionResult) -> str:
     """Return how to compute the stated value: the command itself when the
     request (or the subtask's intent) and what the attempt read make it plain."""
     calls = result.tool_calls
+    # A count by a field's value ("have the level ERROR") is not one by a word:
+    # ``roles.fieldcount`` names its command once a count is claimed.
+    by_word = not field_value(request)[1]
     command = next(
         (
             found
@@ -264,6 +268,7 @@ def _compute(request: str, subtask, result: ExecutionResult) -> str:
             for found in (
                 line_count_command(text, calls),
                 column_total_command(text, calls),
+                word_count_command(text, calls) if by_word else "",
             )
             if found
         ),

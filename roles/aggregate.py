@@ -193,13 +193,31 @@ def line_count_command(request: str, entries: Iterable[str]) -> str:
     """
     if not ALL_LINES.search(request or "") or SOME_LINES.search(request or ""):
         return ""
+    path = _one_read(entries)
+    return f"wc -l {shlex.quote(path)}" if path else ""
+
+
+def word_count_command(request: str, entries: Iterable[str]) -> str:
+    """Return ``grep -c WORD FILE`` when ``request`` asks how many lines hold a
+    word (``counted_word``) and the attempt read exactly one file, FILE; else "".
+
+    Told only to "run a command that prints it (wc -l, grep -c, awk)", a small
+    model takes the first and counts every line of the file.
+    """
+    word = counted_word(request)
+    path = _one_read(entries) if word else ""
+    return f"grep -c {shlex.quote(word)} {shlex.quote(path)}" if path else ""
+
+
+def _one_read(entries: Iterable[str]) -> str:
+    """Return the path of the one file the attempt read, or "" (none, several)."""
     paths = []
     for entry in entries:
         call = parse_evidence(entry)
         path = call.args.get("path") if call and call.tool == "read_file" else None
         if isinstance(path, str) and path.strip() and path not in paths:
             paths.append(path)
-    return f"wc -l {shlex.quote(paths[0])}" if len(paths) == 1 else ""
+    return paths[0] if len(paths) == 1 else ""
 
 
 def column_total_command(request: str, entries: Iterable[str]) -> str:

@@ -11,6 +11,7 @@ from roles.aggregate import (
     computed,
     counted_word,
     line_count_command,
+    word_count_command,
 )
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
@@ -313,6 +314,46 @@ def test_an_invented_column_total_is_told_the_awk_command_for_that_column():
         "call the shell tool with the command awk -F, 'NR>1{s+=$4} END{print s}' "
         "/srv/sales.csv and answer with its number" in reason
     )
+
+
+LOG_READ = format_evidence(
+    "read_file", {"path": "/srv/app.log"}, "08:00 WARN slow\n08:01 ERROR refused\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "command"),
+    [
+        ("How many lines in /srv/app.log contain the word ERROR?", "grep -c ERROR"),
+        ("How many lines mention 'payment refused'?", "grep -c 'payment refused'"),
+        ("How many lines does /srv/app.log have?", ""),
+        ("What does /srv/app.log say about ERROR?", ""),
+    ],
+)
+def test_a_count_of_the_lines_holding_a_word_is_told_as_grep_on_the_file_read(
+    request_text, command
+):
+    told = word_count_command(request_text, [LOG_READ])
+    assert told == (f"{command} /srv/app.log" if command else "")
+    assert word_count_command(request_text, [LOG_READ, READ]) == ""
+
+
+def test_an_invented_count_of_a_word_is_told_grep_and_one_of_a_field_is_not():
+    reason = judged(
+        "Read the file and count the lines that contain the word ERROR.",
+        "1",
+        LOG_READ,
+        request="How many lines in /srv/app.log contain the word ERROR?",
+    )
+    assert "call the shell tool with the command grep -c ERROR /srv/app.log" in reason
+    reason = judged(
+        "Count the entries.",
+        "1",
+        LOG_READ,
+        request="How many entries in /srv/app.log have the level ERROR?",
+    )
+    assert "'1', which no tool output shows" in reason
+    assert "with the command grep" not in reason
 
 
 def test_the_subtask_intent_names_the_command_when_the_request_is_not_known():
