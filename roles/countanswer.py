@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from roles.aggregate import asks_for_count, unguarded_words
-from roles.patterns import PLACEHOLDERS, undelimited
+from roles.patterns import NEVER_MATCHES, PLACEHOLDERS, undelimited
 
 # Lines a count is stated in. A pattern that finds none of them, and demands no
 # digit, asks for a line of what was counted, not for the count.
@@ -69,7 +69,7 @@ def listing_pattern(check: dict[str, Any]) -> str:
         regex = re.compile(pattern, re.MULTILINE | flags)
     except re.error:
         return ""
-    if not pattern.strip() or DIGIT.search(pattern):
+    if not pattern.strip() or DIGIT.search(pattern) or NEVER_MATCHES.search(pattern):
         return ""
     return "" if any(regex.search(line) for line in COUNT_LINES) else pattern
 

@@ -332,6 +332,9 @@ def test_a_listing_line_demanded_under_a_count_question_is_met_by_the_number(
     gave_up = counted.model_copy(update={"output": "I could not list the files"})
     verdict = evaluate_check(listing, gave_up, workspace=".", request=asked)
     assert not verdict.passed and "the output states no number" in verdict.evidence
+    copied = {"type": "output_matches", "pattern": "ls $dir | grep -c '.*\\.py'"}
+    verdict = evaluate_check(copied, counted, workspace=".", request=asked)
+    assert verdict.passed and "(it can never match)" in verdict.evidence
 
 
 @pytest.mark.parametrize("pattern", [r"^\d+$", r"^[0-9]+ files$", r"files", "py"])
