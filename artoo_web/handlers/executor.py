@@ -193,6 +193,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
     except ToolPaused as paused:
         paused.state["evidence"] = list(toolbox.evidence)
         paused.state["records"] = [asdict(r) for r in toolbox.records]
+        paused.state["made"] = sorted(toolbox.made)
         raise
     finally:
         toolbox.kill()
@@ -224,6 +225,7 @@ def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbo
     )
     toolbox.evidence = list(parked.get("evidence", []))
     toolbox.records = [ToolRecord(**r) for r in parked.get("records", [])]
+    toolbox.made.update(parked.get("made", []))
     if pending and pending["kind"] == "effect":
         toolbox.settle(pending, approved)
     return toolbox

@@ -138,6 +138,11 @@ class Toolbox:
             resolve=self.files.path,
         )
 
+    @property
+    def made(self) -> set[str]:
+        """Return the real paths of the files this subtask made (Law 1 asks not)."""
+        return self._law1.made
+
     def specs(self) -> list[ToolSpec]:
         """Return the spec of every tool that is not blocked."""
         return [s for n, s in TOOL_SPECS.items() if n not in self.blocked_tools]

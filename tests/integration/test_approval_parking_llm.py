@@ -95,3 +95,54 @@ def test_the_resumed_executor_carries_on_its_conversation(
         'shell: {"command": "cat notes.txt"}',
         'shell: {"command": "rm notes.txt"}',
     ]
+
+
+OWN_CALLS = [
+    ToolCallSpec(
+        name="write_file", arguments={"path": "draft.txt", "content": "x\n"}, id="o1"
+    ),
+    ToolCallSpec(name="shell", arguments={"command": "rm notes.txt"}, id="o2"),
+    ToolCallSpec(name="shell", arguments={"command": "rm draft.txt"}, id="o3"),
+]
+
+
+class OwnFileExecutor(Executor):
+    """Make draft.txt, delete the seeded notes.txt (asked), then delete draft.txt."""
+
+    def __call__(self, request) -> Step | str:
+        done = sum(1 for m in request.messages if m.get("role") == "tool")
+        if done == 0 and self.submitted.wait(timeout=30):
+            notes = runtime.workspace_for(self.run) / "notes.txt"
+            if not notes.exists():
+                notes.write_text("seed\n")
+        if done < len(OWN_CALLS):
+            return Step(tool_calls=(OWN_CALLS[done],))
+        return json.dumps({"status": "completed", "output": "both files were removed"})
+
+
+def test_a_file_the_subtask_made_stays_its_own_after_it_resumes(
+    celery_worker, user, monkeypatch
+):
+    executor = OwnFileExecutor()
+    with ScriptedLLMServer() as server:
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("ARTOO_LLM_RETRIES", "1")
+        server.default_reply(json.dumps(TASK_SPEC), role="R1")
+        server.reply("R2", plan("ok-step tidy the workspace"))
+        server.responder(executor, role="R3")
+        server.responder(judge, role="R4a")
+        server.responder(accept, role="R4b")
+        run = executor.run = runs.submit(user, "tidy the workspace")
+        executor.submitted.set()
+        approval = wait_until(
+            lambda: Approval.objects.filter(run=run, status="pending").first(),
+            timeout=60,
+        )
+        assert approval.command == "rm notes.txt"
+        runs.decide_approval(run, approval.id, "approve", user)
+        run = finished(run, timeout=90)
+    workspace = runtime.workspace_for(run)
+    assert not (workspace / "notes.txt").exists()
+    assert not (workspace / "draft.txt").exists()
+    assert [a.command for a in Approval.objects.filter(run=run)] == ["rm notes.txt"]
