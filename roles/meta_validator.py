@@ -1,7 +1,9 @@
 """R4b, the Meta-Validator: gate the round's outcomes, merge, verify, report to GGS.
 
-The fan-in gate is code: one failed outcome sends a ReplanRequest without a
-model call, and so does a request to delete a path that still exists
+The fan-in gate is code. A request that only deletes named paths is met when
+they are gone and a command of the round deleted them (``roles.requested``),
+whatever R2's criteria say. Otherwise one failed outcome sends a ReplanRequest
+without a model call, and so does a request to delete a path that still exists
 (``roles.requested``) or a question for a number that no subtask's output
 answers with one (``roles.answered``), whatever the criteria say. When every
 subtask matched, the model merges the outputs and judges each of R2's task
@@ -38,7 +40,7 @@ from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.meta_reply import CriterionResult, MetaReply
 from roles.offline import OfflineModel
 from roles.planner_prompts import output_text
-from roles.requested import unmet_deletions
+from roles.requested import deletions_done, unmet_deletions
 
 __all__ = ["CriterionResult", "MetaReply", "MetaResult", "evaluate"]
 
@@ -95,10 +97,13 @@ def evaluate(
         return MetaResult(
             replan.request(manifest.reason or "R2 dispatched no subtasks")
         )
+    request = manifest.task_spec.raw_input if manifest.task_spec else ""
+    deleted = deletions_done(request, [c for o in outcomes for c in o.tool_calls])
+    if deleted:
+        return MetaResult(replan.accept(f"Deleted as asked: {deleted}.", deleted))
     failed = [o for o in outcomes if o.status == "failed"]
     if failed:
         return MetaResult(replan.request(_gap(failed), failed_subtasks=failed))
-    request = manifest.task_spec.raw_input if manifest.task_spec else ""
     undone = unmet_deletions(request) or unanswered(request, outcomes)
     if undone:
         gap = "; ".join(v.evidence for v in undone)

@@ -27,7 +27,9 @@ from roles.evidence import parse_evidence, split_exit_code
 
 __all__ = [
     "MAKES",
+    "deletions_done",
     "deletions_shown",
+    "only_deletes",
     "paths_to_delete",
     "subtask_deletions",
     "unmet_deletions",
@@ -52,6 +54,10 @@ PATH_END = re.compile(r"""[.,;:!?)]*(?:\s|$)""")
 JOIN = re.compile(r"\s*(?:,\s*and|,|and)\s+", re.I)
 # A command that deletes files: rm, unlink, shred -u, find … -delete.
 DELETING = re.compile(r"(?<![\w.-])(?:rm|unlink|shred)(?![\w.-])|\s-delete\b")
+# A sentence ends at ".", "!", ";" or "?" before a blank, or at a line end.
+SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# What may stand around a plain deletion besides its verb and paths.
+POLITE = re.compile(r"[\s.!]*(?:(?:please|now)[\s.!,]*)*", re.IGNORECASE)
 WILDCARD = re.compile(r"[*?\[\]{}$]")
 
 
@@ -119,6 +125,41 @@ def deletions_shown(intent: str, request: str, tool_calls: Sequence[str]) -> str
     return "; ".join(shown)
 
 
+def deletions_done(request: str, tool_calls: Sequence[str]) -> str:
+    """Return the evidence that a request which only deletes named paths is met:
+    each is gone and a deleting shell command of ``tool_calls`` that names it
+    exited 0; else "".
+
+    Such a request has no other effect and asks nothing, so R2's criteria (a
+    small planner copies a failure or the executor's claim into an output
+    check) cannot ask more of it than that the paths are gone.
+    """
+    if not only_deletes(request) or _still_there(request):
+        return ""
+    shown = []
+    for path in paths_to_delete(request):
+        command = _deleting_command(path, tool_calls)
+        if not command:
+            return ""
+        shown.append(f"`{command}` exited 0 and {path} no longer exists")
+    return "; ".join(shown)
+
+
+def only_deletes(request: str) -> bool:
+    """Return True when every sentence of ``request`` is a plain deletion of
+    named paths ("Delete /srv/old.log.", "Please remove /a and /b now")."""
+    sentences = [s for s in SENTENCE.split(request or "") if s.strip()]
+    return bool(sentences) and all(_plain_deletion(s) for s in sentences)
+
+
+def _plain_deletion(sentence: str) -> bool:
+    verb = VERB.search(sentence)
+    if verb is None or not POLITE.fullmatch(sentence[: verb.start()]):
+        return False
+    paths, end = _object_list(sentence, verb.end())
+    return bool(paths) and POLITE.fullmatch(sentence[end:]) is not None
+
+
 def _deleting_command(path: str, tool_calls: Sequence[str]) -> str:
     """Return the last deleting shell command that names ``path`` and exited 0,
     or ""."""
@@ -164,16 +205,22 @@ def _deletes(text: str) -> bool:
 
 
 def _objects(text: str, at: int) -> list[str]:
-    paths = []
+    return _object_list(text, at)[0]
+
+
+def _object_list(text: str, at: int) -> tuple[list[str], int]:
+    """Return the paths of the object list that starts at ``at``, and its end."""
+    paths, end = [], at
     while match := OBJECT.match(text, at):
         path = match["quoted"] or match["bare"].rstrip(".,:;!?")
-        end = match.end("quoted") + 1 if match["quoted"] else match.end("bare")
-        if not match["quoted"] and not PATH_END.match(text, end):
+        stop = match.end("quoted") + 1 if match["quoted"] else match.end("bare")
+        if not match["quoted"] and not PATH_END.match(text, stop):
             break
         if not WILDCARD.search(path):
             paths.append(path)
+        end = stop if match["quoted"] else match.start("bare") + len(path)
         joined = JOIN.match(text, match.end())
         if joined is None:
             break
         at = joined.end()
-    return paths
+    return paths, end

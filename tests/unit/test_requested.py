@@ -234,3 +234,70 @@ def test_a_file_name_or_find_delete_names_the_deleted_path(tmp_path):
         call = format_evidence("shell", {"command": command}, "[exit code 0]")
         shown = deletions_shown("Remove old.log.", f"Delete {old}", [call])
         assert shown == f"`{command}` exited 0 and {old} no longer exists"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "only"),
+    [
+        ("Delete /srv/app/old.log", True),
+        ("Please remove the files /tmp/a.txt and /tmp/b now.", True),
+        ("erase /tmp/a, /tmp/b, and /tmp/c", True),
+        ("Delete /tmp/a.log.\nRemove /tmp/b.log!", True),
+        ("Remove the directory /tmp/cache then list /tmp", False),
+        ("Delete /tmp/old.log and create /tmp/new.log", False),
+        ("Delete /tmp/a.log. How many lines did it have?", False),
+        ("Delete /tmp/a.log and tell me its size", False),
+        ("Delete all .log files in /var/log/app", False),
+        ("Do not delete /etc/hosts", False),
+        ("", False),
+    ],
+)
+def test_a_request_only_deletes_when_each_sentence_is_a_plain_deletion(
+    request_text, only
+):
+    from roles.requested import only_deletes
+
+    assert only_deletes(request_text) is only
+
+
+def failed_deleting(*calls: str) -> SubTaskOutcome:
+    # Seen from a 1.5B planner: the replan's output check demands the text of
+    # the previous round's failure, which the deleting command never prints.
+    return SubTaskOutcome(
+        subtask_id="a",
+        parent_task_id="delete_file",
+        intent="Step 1: Read the file. Step 2: Delete the file.",
+        status="failed",
+        output="The file was deleted successfully.",
+        failure_reason="no match for /Permission denied/ in the output",
+        gap_trajectory=[GapPoint(attempt=1)],
+        tool_calls=list(calls),
+    )
+
+
+def test_a_plain_deletion_that_a_command_of_the_round_did_is_accepted(tmp_path):
+    from roles.evidence import format_evidence
+
+    old = tmp_path / "old.log"
+    rm = format_evidence("shell", {"command": f"rm -f {old}"}, "[exit code 0]")
+    cat = format_evidence("shell", {"command": f"cat {old}"}, "[exit code 0]\nx")
+
+    def judged(request_text, *calls):
+        return evaluate(
+            manifest(request_text),
+            [failed_deleting(*calls)],
+            model=OfflineModel(),
+            elapsed_ms=10,
+            replans_so_far=0,
+        ).message
+
+    accepted = judged(f"Delete {old}", cat, rm)
+    assert type(accepted).__name__ == "OutcomeSummary"
+    assert accepted.summary == (
+        f"Deleted as asked: `rm -f {old}` exited 0 and {old} no longer exists."
+    )
+    assert type(judged(f"Delete {old}", cat)).__name__ == "ReplanRequest"
+    mixed = f"Delete {old} and tell me how many lines it had"
+    assert type(judged(mixed, cat, rm)).__name__ == "ReplanRequest"
+    old.write_text("still here\n")
+    assert type(judged(f"Delete {old}", cat, rm)).__name__ == "ReplanRequest"
