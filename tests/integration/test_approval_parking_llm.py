@@ -7,6 +7,7 @@ answers. (A file the subtask made itself it may delete without asking.)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 
@@ -31,9 +32,10 @@ class Executor:
     """Seed notes.txt in the run's workspace before R3's first turn, then call
     the next scripted tool after each tool result and report completion."""
 
-    def __init__(self):
+    def __init__(self, calls=CALLS, output="notes.txt was removed"):
         self.run = None
         self.submitted = threading.Event()
+        self.calls, self.output = calls, output
 
     def __call__(self, request) -> Step | str:
         done = sum(1 for m in request.messages if m.get("role") == "tool")
@@ -41,9 +43,9 @@ class Executor:
             notes = runtime.workspace_for(self.run) / "notes.txt"
             if not notes.exists():
                 notes.write_text("seed\n")
-        if done < len(CALLS):
-            return Step(tool_calls=(CALLS[done],))
-        return json.dumps({"status": "completed", "output": "notes.txt was removed"})
+        if done < len(self.calls):
+            return Step(tool_calls=(self.calls[done],))
+        return json.dumps({"status": "completed", "output": self.output})
 
 
 @pytest.fixture
@@ -51,17 +53,24 @@ def executor():
     return Executor()
 
 
-@pytest.fixture
-def model(monkeypatch, executor):
+@contextlib.contextmanager
+def scripted(monkeypatch, executor, step: str):
+    """Serve every role from the scripted model, R3 from ``executor``."""
     with ScriptedLLMServer() as server:
         for name, value in server.env().items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("ARTOO_LLM_RETRIES", "1")
         server.default_reply(json.dumps(TASK_SPEC), role="R1")
-        server.reply("R2", plan("ok-step remove the notes"))
+        server.reply("R2", plan(step))
         server.responder(executor, role="R3")
         server.responder(judge, role="R4a")
         server.responder(accept, role="R4b")
+        yield server
+
+
+@pytest.fixture
+def model(monkeypatch, executor):
+    with scripted(monkeypatch, executor, "ok-step remove the notes") as server:
         yield server
 
 
@@ -106,33 +115,12 @@ OWN_CALLS = [
 ]
 
 
-class OwnFileExecutor(Executor):
-    """Make draft.txt, delete the seeded notes.txt (asked), then delete draft.txt."""
-
-    def __call__(self, request) -> Step | str:
-        done = sum(1 for m in request.messages if m.get("role") == "tool")
-        if done == 0 and self.submitted.wait(timeout=30):
-            notes = runtime.workspace_for(self.run) / "notes.txt"
-            if not notes.exists():
-                notes.write_text("seed\n")
-        if done < len(OWN_CALLS):
-            return Step(tool_calls=(OWN_CALLS[done],))
-        return json.dumps({"status": "completed", "output": "both files were removed"})
-
-
 def test_a_file_the_subtask_made_stays_its_own_after_it_resumes(
     celery_worker, user, monkeypatch
 ):
-    executor = OwnFileExecutor()
-    with ScriptedLLMServer() as server:
-        for name, value in server.env().items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("ARTOO_LLM_RETRIES", "1")
-        server.default_reply(json.dumps(TASK_SPEC), role="R1")
-        server.reply("R2", plan("ok-step tidy the workspace"))
-        server.responder(executor, role="R3")
-        server.responder(judge, role="R4a")
-        server.responder(accept, role="R4b")
+    # Make draft.txt, delete the seeded notes.txt (asked), then draft.txt.
+    executor = Executor(OWN_CALLS, "both files were removed")
+    with scripted(monkeypatch, executor, "ok-step tidy the workspace"):
         run = executor.run = runs.submit(user, "tidy the workspace")
         executor.submitted.set()
         approval = wait_until(
