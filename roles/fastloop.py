@@ -50,6 +50,8 @@ def run_fast_loop(
     executions: list[Execution] = []
     validations: list[Validation] = []
     first, trajectory, correction = _resumed(resume or {})
+    # What an earlier attempt did stays done: its calls go with the outcome.
+    earlier = list((resume or {}).get("earlier_calls", []))
     for attempt in range(first, max_attempts + 1):
         execution = None
         try:
@@ -63,11 +65,12 @@ def run_fast_loop(
             trajectory.append(validation.gap)
             if not _should_retry(validation, attempt, max_attempts):
                 outcome = _final(subtask, validation, trajectory, max_attempts)
-                return outcome, executions, validations
+                return _with(outcome, earlier), executions, validations
+            earlier.extend(execution.result.tool_calls)
             correction = validation.correction
             _stage("on_correction", on_correction, correction, validation)
         except ToolPaused as paused:
-            paused.state["fastloop"] = _paused(attempt, trajectory, correction)
+            paused.state["fastloop"] = _paused(attempt, trajectory, correction, earlier)
             raise
         except LLMCancelled as err:
             if reraise_cancel:
@@ -78,16 +81,23 @@ def run_fast_loop(
         else:
             continue
         outcome = _broken(subtask, reason, attempt, trajectory, execution)
-        return outcome, executions, validations
+        return _with(outcome, earlier), executions, validations
     raise AssertionError("unreachable: the last attempt always returns")
 
 
-def _paused(attempt: int, trajectory: list[GapPoint], correction) -> dict:
+def _paused(
+    attempt: int, trajectory: list[GapPoint], correction, earlier: list[str]
+) -> dict:
     return {
         "attempt": attempt,
         "trajectory": [g.model_dump(mode="json") for g in trajectory],
         "correction": correction.model_dump(mode="json") if correction else None,
+        "earlier_calls": list(earlier),
     }
+
+
+def _with(outcome: SubTaskOutcome, earlier: list[str]) -> SubTaskOutcome:
+    return outcome.model_copy(update={"earlier_calls": list(earlier)})
 
 
 def _resumed(state: dict) -> tuple[int, list[GapPoint], CorrectionSignal | None]:

@@ -98,7 +98,9 @@ def evaluate(
             replan.request(manifest.reason or "R2 dispatched no subtasks")
         )
     request = manifest.task_spec.raw_input if manifest.task_spec else ""
-    deleted = deletions_done(request, [c for o in outcomes for c in o.tool_calls])
+    # A file an earlier attempt deleted stays deleted: every attempt's calls count.
+    calls = [c for o in outcomes for c in (*o.earlier_calls, *o.tool_calls)]
+    deleted = deletions_done(request, calls)
     if deleted:
         return MetaResult(replan.accept(f"Deleted as asked: {deleted}.", deleted))
     failed = [o for o in outcomes if o.status == "failed"]

@@ -103,41 +103,38 @@ def subtask_deletions(intent: str, request: str) -> list[CriterionVerdict]:
 
 def deletions_shown(intent: str, request: str, tool_calls: Sequence[str]) -> str:
     """Return the evidence that a subtask whose ``intent`` is to delete did what
-    the request asks: each path it deletes is gone, and a shell command of
-    ``tool_calls`` that names the path (or its file name) exited 0; else "".
+    the request asks (``_gone``); else "".
 
     An executor reports "The file has been deleted"; a validator model then
     quotes that claim as its evidence, which is never accepted. The command that
     ran and the file that is gone are the evidence. A subtask that also makes
     something is left to its criteria.
     """
-    paths = paths_to_delete(request)
-    if not paths or not _deletes(intent) or MAKES.search(intent):
+    if not _deletes(intent) or MAKES.search(intent):
         return ""
-    if _still_there(request):
-        return ""
-    shown = []
-    for path in paths:
-        command = _deleting_command(path, tool_calls)
-        if not command:
-            return ""
-        shown.append(f"`{command}` exited 0 and {path} no longer exists")
-    return "; ".join(shown)
+    return _gone(request, tool_calls)
 
 
 def deletions_done(request: str, tool_calls: Sequence[str]) -> str:
-    """Return the evidence that a request which only deletes named paths is met:
-    each is gone and a deleting shell command of ``tool_calls`` that names it
-    exited 0; else "".
+    """Return the evidence that a request which only deletes named paths is met
+    (``_gone``); else "".
 
     Such a request has no other effect and asks nothing, so R2's criteria (a
     small planner copies a failure or the executor's claim into an output
     check) cannot ask more of it than that the paths are gone.
     """
-    if not only_deletes(request) or _still_there(request):
+    return _gone(request, tool_calls) if only_deletes(request) else ""
+
+
+def _gone(request: str, tool_calls: Sequence[str]) -> str:
+    """Return how each path ``request`` deletes is shown deleted: it is gone,
+    and a deleting shell command of ``tool_calls`` that names the path (or its
+    file name) exited 0; "" when the request deletes none or one is not shown."""
+    paths = paths_to_delete(request)
+    if not paths or _still_there(request):
         return ""
     shown = []
-    for path in paths_to_delete(request):
+    for path in paths:
         command = _deleting_command(path, tool_calls)
         if not command:
             return ""

@@ -116,6 +116,8 @@ class SubTaskOutcome(Contract):
     gap_trajectory: list[GapPoint] = Field(default_factory=list)
     criteria_verdicts: list[CriterionVerdict] = Field(default_factory=list)
     tool_calls: list[str] = Field(default_factory=list)
+    # The calls of the subtask's earlier attempts: what they changed stays changed.
+    earlier_calls: list[str] = Field(default_factory=list)
 
 
 class ReplanRequest(Contract):

@@ -88,6 +88,8 @@ def test_a_miss_is_retried_once_with_the_correction(tmp_path):
     assert outcome.status == "matched"
     assert sent == ["goodbye", "hello"]
     assert [c.failed_criterion for c in corrections] == ["output says hello"]
+    assert len(outcome.earlier_calls) == 1 and "goodbye" in outcome.earlier_calls[0]
+    assert len(outcome.tool_calls) == 1 and "hello" in outcome.tool_calls[0]
     assert script.seen[1] == (corrections[0], 2)
     assert [g.score for g in outcome.gap_trajectory] == [0.0, 1.0]
     assert [v.verdict for v in validations] == ["retry", "matched"]

@@ -42,3 +42,16 @@ def test_a_resumed_last_attempt_that_fails_ends_the_loop(tmp_path):
 
     assert outcome.status == "failed"
     assert len(outcome.gap_trajectory) == 2
+
+
+def test_the_calls_of_earlier_attempts_go_with_the_outcome_across_a_pause(tmp_path):
+    with pytest.raises(ToolPaused) as paused:
+        run(Script("goodbye", ToolPaused()), tmp_path)
+    state = json.loads(json.dumps(paused.value.state["fastloop"]))
+    assert len(state["earlier_calls"]) == 1 and "goodbye" in state["earlier_calls"][0]
+
+    outcome, *_ = run(Script("hello"), tmp_path, resume=state)
+
+    assert outcome.status == "matched"
+    assert outcome.earlier_calls == state["earlier_calls"]
+    assert ["hello" in call for call in outcome.tool_calls] == [True]

@@ -301,3 +301,27 @@ def test_a_plain_deletion_that_a_command_of_the_round_did_is_accepted(tmp_path):
     assert type(judged(mixed, cat, rm)).__name__ == "ReplanRequest"
     old.write_text("still here\n")
     assert type(judged(f"Delete {old}", cat, rm)).__name__ == "ReplanRequest"
+
+
+def test_a_deletion_done_in_an_earlier_attempt_of_the_round_is_accepted(tmp_path):
+    # Seen with a 1.5B executor: rm ran on approval in attempt 1, attempt 2 ran
+    # only ls; the outcome's own calls are the last attempt's.
+    from roles.evidence import format_evidence
+
+    old = tmp_path / "old.log"
+    rm = format_evidence("shell", {"command": f"rm {old}"}, "[exit code 0]")
+    ls = format_evidence("shell", {"command": f"ls {tmp_path}"}, "[exit code 0]")
+    outcome = failed_deleting(ls).model_copy(update={"earlier_calls": [rm]})
+
+    accepted = evaluate(
+        manifest(f"Delete {old}"),
+        [outcome],
+        model=OfflineModel(),
+        elapsed_ms=10,
+        replans_so_far=0,
+    ).message
+
+    assert type(accepted).__name__ == "OutcomeSummary"
+    assert accepted.summary == (
+        f"Deleted as asked: `rm {old}` exited 0 and {old} no longer exists."
+    )
