@@ -59,6 +59,7 @@ SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # What may stand around a plain deletion besides its verb and paths.
 POLITE = re.compile(r"[\s.!]*(?:(?:please|now)[\s.!,]*)*", re.IGNORECASE)
 WILDCARD = re.compile(r"[*?\[\]{}$]")
+INTENT_WORDS = re.compile(r"""[\s'"`/,;:()]+""")
 
 
 def paths_to_delete(request: str) -> list[str]:
@@ -97,7 +98,7 @@ def subtask_deletions(intent: str, request: str) -> list[CriterionVerdict]:
             f"the request asks to delete {path}, and it still exists: delete it "
             f"(rm {path}; the operator approves it before it runs)",
         )
-        for path in _still_there(request)
+        for path in _own(intent, _still_there(request), request)
     ]
 
 
@@ -112,7 +113,7 @@ def deletions_shown(intent: str, request: str, tool_calls: Sequence[str]) -> str
     """
     if not _deletes(intent) or MAKES.search(intent):
         return ""
-    return _gone(request, tool_calls)
+    return _gone(_own(intent, paths_to_delete(request), request), tool_calls)
 
 
 def deletions_done(request: str, tool_calls: Sequence[str]) -> str:
@@ -123,15 +124,16 @@ def deletions_done(request: str, tool_calls: Sequence[str]) -> str:
     small planner copies a failure or the executor's claim into an output
     check) cannot ask more of it than that the paths are gone.
     """
-    return _gone(request, tool_calls) if only_deletes(request) else ""
+    if not only_deletes(request):
+        return ""
+    return _gone(paths_to_delete(request), tool_calls)
 
 
-def _gone(request: str, tool_calls: Sequence[str]) -> str:
-    """Return how each path ``request`` deletes is shown deleted: it is gone,
-    and a deleting shell command of ``tool_calls`` that names the path (or its
-    file name) exited 0; "" when the request deletes none or one is not shown."""
-    paths = paths_to_delete(request)
-    if not paths or _still_there(request):
+def _gone(paths: Sequence[str], tool_calls: Sequence[str]) -> str:
+    """Return how each of ``paths`` is shown deleted: it is gone, and a
+    deleting shell command of ``tool_calls`` that names the path (or its file
+    name) exited 0; "" when there are none or one is not shown."""
+    if not paths or any(_exists(path) for path in paths):
         return ""
     shown = []
     for path in paths:
@@ -187,11 +189,27 @@ def _unmet(path: str, evidence: str) -> CriterionVerdict:
 
 
 def _still_there(request: str) -> list[str]:
-    return [
-        path
-        for path in paths_to_delete(request)
-        if Path(path).exists() or Path(path).is_symlink()
+    return [path for path in paths_to_delete(request) if _exists(path)]
+
+
+def _exists(path: str) -> bool:
+    return Path(path).exists() or Path(path).is_symlink()
+
+
+def _own(intent: str, paths: Sequence[str], request: str) -> list[str]:
+    """Return those of ``paths`` a deleting subtask's ``intent`` names (by
+    path or file name), or all of them when it names none of the request's.
+
+    Parallel subtasks that each delete one file are each judged on their own:
+    the other's file may still wait on the operator's approval.
+    """
+    words = set(INTENT_WORDS.split(intent or ""))
+    named = [
+        p for p in paths_to_delete(request) if p in intent or Path(p).name in words
     ]
+    if not named:
+        return list(paths)
+    return [p for p in paths if p in named]
 
 
 def _deletes(text: str) -> bool:

@@ -325,3 +325,27 @@ def test_a_deletion_done_in_an_earlier_attempt_of_the_round_is_accepted(tmp_path
     assert accepted.summary == (
         f"Deleted as asked: `rm {old}` exited 0 and {old} no longer exists."
     )
+
+
+def test_parallel_deleting_subtasks_are_each_judged_on_their_own_path(tmp_path):
+    # Two subtasks delete one file each; the other's may still wait on the
+    # operator. A subtask that names none of the request's paths answers for all.
+    from roles.evidence import format_evidence
+    from roles.requested import deletions_shown, subtask_deletions
+
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    second.write_text("waits on its approval\n")
+    request_text = f"Delete {first} and {second}"
+    rm = format_evidence("shell", {"command": f"rm {first}"}, "[exit code 0]")
+
+    assert subtask_deletions(f"rm {first}", request_text) == []
+    assert deletions_shown(f"rm {first}", request_text, [rm]) == (
+        f"`rm {first}` exited 0 and {first} no longer exists"
+    )
+    assert [v.criterion for v in subtask_deletions("rm b.txt", request_text)] == [
+        f"{second} is deleted"
+    ]
+    assert [
+        v.criterion for v in subtask_deletions("Delete the files", request_text)
+    ] == [f"{second} is deleted"]
+    assert deletions_shown("Delete the files", request_text, [rm]) == ""
