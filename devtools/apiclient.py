@@ -51,6 +51,22 @@ def create_user(cluster: Cluster, username: str, *, staff: bool = False) -> str:
     return cluster.manage("create_api_token", username).stdout.strip()
 
 
+def seed_shared(cluster: Cluster, username: str, name: str, text: str = "kept\n"):
+    """Put a file in the user's shared area (the cluster runs with
+    ``ARTOO_USER_SHARED=1``) before a run, and return its path as text: a file
+    that was there before the run, so Law 1 asks before a run changes it."""
+    code = (
+        "from django.contrib.auth import get_user_model; "
+        "from artoo_web import runtime; "
+        f"user = get_user_model().objects.get(username={username!r}); "
+        f"path = runtime.shared_area(user.id) / {name!r}; "
+        f"path.write_text({text!r}); "
+        "print(path)"
+    )
+    # The shell may print a line of its own first (the objects it imported).
+    return cluster.manage("shell", "-c", code).stdout.strip().splitlines()[-1]
+
+
 @dataclass
 class Reply:
     status: int

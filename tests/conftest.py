@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from pathlib import Path
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -73,6 +74,27 @@ def celery_worker(transactional_db, purge_queues):
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user("alice", password="alice-pass-123")
+
+
+@pytest.fixture
+def seed(user, settings):
+    """Return a function that puts a file where ``user``'s runs may change it
+    (their shared area) before a run starts, and returns its path: Law 1 asks
+    before a run changes a file that was there before it."""
+    from artoo_web import runtime
+    from roles.tools.sandbox import give_to_sandbox
+
+    settings.ARTOO_USER_SHARED = True
+    area = runtime.shared_area(user.id)
+
+    def seed(name: str, text: str = "seed\n") -> Path:
+        path = area / name
+        path.write_text(text)
+        if settings.ARTOO_SANDBOX == "on":
+            give_to_sandbox(path, runtime.sandbox_policy())
+        return path
+
+    return seed
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from roles.fastloop import run_fast_loop
 from roles.toolloop import ToolPaused
 from roles.tools import ApprovalAsk, Toolbox, ToolRecord
 from roles.tools.effect_pending import discard, pending_call
+from roles.tools.made import merge, unchanged
 
 log = logging.getLogger(__name__)
 
@@ -114,24 +115,35 @@ def carry_on(run: Run, round_: int, work: dict, committing, parked=None) -> str:
     """
     subtask = SubTask.model_validate(work["subtask"])
     try:
-        outcome = effect(run, round_, subtask, work, parked)
+        outcome, made = effect(run, round_, subtask, work, parked)
     except ToolPaused as paused:
         return park(run, round_, work, paused, committing)
     with committing() as fresh:
         if not fresh:
             return "already-delivered"
-        if runs.lock_current(run.id, round_) is None or not is_round_open(
-            run.id, round_
-        ):
+        locked = runs.lock_current(run.id, round_)
+        if locked is None or not is_round_open(run.id, round_):
             # The round closed meanwhile: its outcome would be judged nowhere.
             runtime.trace(run, "R3", "subtask_stopped", subtask_id=subtask.subtask_id)
             return "stopped"
+        keep_made(locked, made)
         bus.send(run, "R4a", "R4b", "SubTaskOutcome", outcome, round=round_)
     return "delivered"
 
 
+def keep_made(run: Run, made: set[str]) -> None:
+    """Remember the files the subtask made, for the run's later subtasks."""
+    state = run.load_state()
+    kept = merge(state.made, made)
+    if kept != state.made:
+        state.made = kept
+        run.keep_state(state)
+        run.save(update_fields=["state", "updated_at"])
+
+
 def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
-    """Run R3 ⇄ R4a for one subtask and return its SubTaskOutcome.
+    """Run R3 ⇄ R4a for one subtask; return its SubTaskOutcome and the files
+    its toolbox made (or took over as the run's own).
 
     ``work`` holds the outputs of earlier groups (``prior``) and their tool
     evidence (``evidence``), which R4a counts as this subtask's inherited evidence.
@@ -199,7 +211,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
         toolbox.kill()
     if validations:
         runtime.record_usage(run, "R4a", validations[-1].usage)
-    return outcome
+    return outcome, set(toolbox.made)
 
 
 def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbox:
@@ -225,6 +237,8 @@ def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbo
     )
     toolbox.evidence = list(parked.get("evidence", []))
     toolbox.records = [ToolRecord(**r) for r in parked.get("records", [])]
+    # The run's files from earlier subtasks, then this subtask's own.
+    toolbox.made.update(unchanged(state.made))
     toolbox.made.update(parked.get("made", []))
     if pending and pending["kind"] == "effect":
         toolbox.settle(pending, approved)

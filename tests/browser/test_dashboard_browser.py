@@ -10,6 +10,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from devtools.apiclient import seed_shared
+
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 ARGS = [
@@ -50,7 +52,11 @@ def cluster(tmp_path_factory):
 
     from devtools.cluster import Cluster
 
-    env = {"REDIS_URL": settings.REDIS_URL, "ARTOO_OFFLINE_LATENCY_MS": "250"}
+    env = {
+        "REDIS_URL": settings.REDIS_URL,
+        "ARTOO_OFFLINE_LATENCY_MS": "250",
+        "ARTOO_USER_SHARED": "1",  # where a test puts a file that was there before
+    }
     with Cluster(
         tmp_path_factory.mktemp("browser-cluster"),
         processes=("web", "pipeline", "memory", "auditor"),
@@ -230,12 +236,13 @@ def test_a_run_fills_the_dashboard_live_to_its_result(alice, cluster):
     assert width <= 390
 
 
-def test_operator_approves_a_law_one_prompt(alice):
-    alice.goto(submit(alice, "touch a.txt\nrm a.txt"))
+def test_operator_approves_a_law_one_prompt(alice, cluster):
+    kept = seed_shared(cluster, "alice", "a.txt")
+    alice.goto(submit(alice, f"cat {kept}\nrm {kept}"))
     wait_live(alice)
     prompt = alice.locator("#prompts .approval")
     prompt.wait_for()
-    assert prompt.locator("pre.command").inner_text() == "rm a.txt"
+    assert prompt.locator("pre.command").inner_text() == f"rm {kept}"
     prompt.get_by_role("button", name="Approve").click()
     alice.locator("#prompts .decided", has_text="Approved").wait_for()
     wait_status(alice, "Done")

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from artoo_web import api_tokens, bus, redisconn, runs, runtime, topics
+from artoo_web import api_tokens, bus, redisconn, runs, topics
 from artoo_web.handlers import HANDLERS, executor, meta_validator
 from artoo_web.models import Approval, BusMessage, Run, TraceEvent
 from tests.conftest import wait_until
@@ -37,10 +37,9 @@ def cancel_all(listed: list[Run]) -> None:
             runs.cancel(fresh)
 
 
-def test_pending_approvals_hold_no_worker(celery_worker, user):
+def test_pending_approvals_hold_no_worker(celery_worker, user, seed):
     waiting = [
-        runs.submit(user, f"touch doomed{n}.txt\nrm doomed{n}.txt")
-        for n in range(WORKER_THREADS)
+        runs.submit(user, f"rm {seed(f'doomed{n}.txt')}") for n in range(WORKER_THREADS)
     ]
     try:
         for run in waiting:
@@ -56,12 +55,14 @@ def test_pending_approvals_hold_no_worker(celery_worker, user):
         cancel_all(waiting)
 
 
-def test_an_approved_effect_is_applied_by_the_resumed_subtask(celery_worker, user):
-    run = runs.submit(user, "touch doomed.txt\nrm doomed.txt")
+def test_an_approved_effect_is_applied_by_the_resumed_subtask(
+    celery_worker, user, seed
+):
+    target = seed("doomed.txt")
+    run = runs.submit(user, f"cat {target}\nrm {target}")
     (approval,) = parked(run)
-    target = runtime.workspace_for(run) / "doomed.txt"
     subtask = BusMessage.objects.get(
-        run=run, type="SubTask", payload__intent="rm doomed.txt"
+        run=run, type="SubTask", payload__intent=f"rm {target}"
     )
     # Parked: the SubTask is handled and nothing of the command is applied yet.
     assert subtask.delivered_at is not None and target.exists()
@@ -73,8 +74,8 @@ def test_an_approved_effect_is_applied_by_the_resumed_subtask(celery_worker, use
     assert resumed.data["decision"] == "approved"
 
 
-def test_a_redelivered_decision_resumes_nothing(celery_worker, user):
-    run = runs.submit(user, "touch doomed.txt\nrm doomed.txt")
+def test_a_redelivered_decision_resumes_nothing(celery_worker, user, seed):
+    run = runs.submit(user, f"rm {seed('doomed.txt')}")
     (approval,) = parked(run)
     runs.decide_approval(run, approval.id, "approve", user)
     run = finished(run)
@@ -99,20 +100,23 @@ def test_a_redelivered_decision_resumes_nothing(celery_worker, user):
     assert TraceEvent.objects.filter(run=run, kind="subtask_resumed").count() == 1
 
 
-def test_cancel_denies_a_parked_approval_and_nothing_resumes(celery_worker, user):
-    run = runs.submit(user, "touch kept.txt\nrm kept.txt")
+def test_cancel_denies_a_parked_approval_and_nothing_resumes(celery_worker, user, seed):
+    kept = seed("kept.txt")
+    run = runs.submit(user, f"rm {kept}")
     (approval,) = parked(run)
     runs.cancel(Run.objects.get(id=run.id))
     assert Approval.objects.get(id=approval.id).status == "denied"
     assert executor.expire(approval.id) == "void"
-    assert (runtime.workspace_for(run) / "kept.txt").exists()
+    assert kept.exists()
     assert not TraceEvent.objects.filter(run=run, kind="subtask_resumed").exists()
 
 
-def test_an_effect_whose_file_changed_while_parked_is_refused(celery_worker, user):
-    run = runs.submit(user, "echo keep > kept.txt\nsed -i s/keep/lost/ kept.txt")
+def test_an_effect_whose_file_changed_while_parked_is_refused(
+    celery_worker, user, seed
+):
+    kept = seed("kept.txt", "keep\n")
+    run = runs.submit(user, f"sed -i s/keep/lost/ {kept}")
     (approval,) = parked(run)
-    kept = runtime.workspace_for(run) / "kept.txt"
     kept.write_text("changed by hand\n")
     runs.decide_approval(run, approval.id, "approve", user)
     run = finished(run, timeout=90)
@@ -126,9 +130,10 @@ def test_an_effect_whose_file_changed_while_parked_is_refused(celery_worker, use
 
 
 def test_the_fanin_deadline_does_not_count_time_waiting_on_the_operator(
-    celery_worker, user
+    celery_worker, user, seed
 ):
-    run = runs.submit(user, "touch doomed.txt\nrm doomed.txt")
+    doomed = seed("doomed.txt")
+    run = runs.submit(user, f"rm {doomed}")
     (approval,) = parked(run)
     now = timezone.now()
     with transaction.atomic():
@@ -147,7 +152,7 @@ def test_the_fanin_deadline_does_not_count_time_waiting_on_the_operator(
     assert meta_validator.deadline_passed(run.id, locked.round) == "not-yet"
     run = finished(run)
     assert run.status == "done" and transitions(run) == ["init→accept"]
-    assert not (runtime.workspace_for(run) / "doomed.txt").exists()
+    assert not doomed.exists()
 
 
 def test_an_executor_of_a_closed_round_stops(celery_worker, user, settings):
@@ -178,9 +183,10 @@ def close_round(run: Run) -> None:
 
 
 def test_a_decision_on_an_approval_of_a_closed_round_is_409_and_runs_nothing(
-    celery_worker, user, client
+    celery_worker, user, client, seed
 ):
-    run = runs.submit(user, "touch doomed.txt\nrm doomed.txt")
+    doomed = seed("doomed.txt")
+    run = runs.submit(user, f"rm {doomed}")
     try:
         (approval,) = parked(run)
         close_round(run)
@@ -196,15 +202,16 @@ def test_a_decision_on_an_approval_of_a_closed_round_is_409_and_runs_nothing(
         assert Approval.objects.get(id=approval.id).status == "voided"
         assert "ApprovalDecision" not in bus_types(run)
         assert executor.expire(approval.id) == "void"
-        assert (runtime.workspace_for(run) / "doomed.txt").exists()
+        assert doomed.exists()
     finally:
         cancel_all([run])
 
 
 def test_the_page_answers_409_for_an_approval_of_a_closed_round(
-    celery_worker, user, client
+    celery_worker, user, client, seed
 ):
-    run = runs.submit(user, "touch doomed.txt\nrm doomed.txt")
+    doomed = seed("doomed.txt")
+    run = runs.submit(user, f"rm {doomed}")
     try:
         (approval,) = parked(run)
         close_round(run)
@@ -216,13 +223,13 @@ def test_the_page_answers_409_for_an_approval_of_a_closed_round(
         again = client.post(url, {"decision": "approve"})
         assert again.status_code == 409
         assert "voided" in again.content.decode()
-        assert (runtime.workspace_for(run) / "doomed.txt").exists()
+        assert doomed.exists()
     finally:
         cancel_all([run])
 
 
-def test_parallel_approvals_count_once_as_human_time(celery_worker, user):
-    run = runs.submit(user, "echo a > a.txt\n& echo b > b.txt\nrm a.txt\n& rm b.txt")
+def test_parallel_approvals_count_once_as_human_time(celery_worker, user, seed):
+    run = runs.submit(user, f"rm {seed('a.txt')}\n& rm {seed('b.txt')}")
     first, second = parked(run, 2)
     now = timezone.now()
     Approval.objects.filter(id=first.id).update(created_at=now - timedelta(seconds=60))

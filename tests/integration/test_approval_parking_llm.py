@@ -54,14 +54,14 @@ def executor():
 
 
 @contextlib.contextmanager
-def scripted(monkeypatch, executor, step: str):
+def scripted(monkeypatch, executor, *steps: str):
     """Serve every role from the scripted model, R3 from ``executor``."""
     with ScriptedLLMServer() as server:
         for name, value in server.env().items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("ARTOO_LLM_RETRIES", "1")
         server.default_reply(json.dumps(TASK_SPEC), role="R1")
-        server.reply("R2", plan(step))
+        server.reply("R2", plan(*steps))
         server.responder(executor, role="R3")
         server.responder(judge, role="R4a")
         server.responder(accept, role="R4b")
@@ -134,3 +134,27 @@ def test_a_file_the_subtask_made_stays_its_own_after_it_resumes(
     assert not (workspace / "notes.txt").exists()
     assert not (workspace / "draft.txt").exists()
     assert [a.command for a in Approval.objects.filter(run=run)] == ["rm notes.txt"]
+
+
+def rewrite_the_draft(request) -> Step | str:
+    """R3 of two subtasks: the first writes draft.txt anew, the second over it."""
+    asked = " ".join(str(m.get("content")) for m in request.messages)
+    second = "rewrite the draft" in asked
+    if not any(m.get("role") == "tool" for m in request.messages):
+        content = "second\n" if second else "first\n"
+        call = ToolCallSpec(
+            name="write_file", arguments={"path": "draft.txt", "content": content}
+        )
+        return Step(tool_calls=(call,))
+    return json.dumps({"status": "completed", "output": "draft.txt written"})
+
+
+def test_a_file_an_earlier_subtask_made_is_the_runs_own(
+    celery_worker, user, monkeypatch
+):
+    steps = ("ok-step write the draft", "ok-step rewrite the draft")
+    with scripted(monkeypatch, rewrite_the_draft, *steps):
+        run = finished(runs.submit(user, "draft it twice"), timeout=90)
+    assert run.status == "done"
+    assert (runtime.workspace_for(run) / "draft.txt").read_text() == "second\n"
+    assert not Approval.objects.filter(run=run).exists()

@@ -66,15 +66,16 @@ def test_an_accepted_run_shows_transition_chart_lane_and_result(
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_operator_approves_a_law_one_prompt_and_the_run_finishes(
-    client, celery_worker, user
+    client, celery_worker, user, seed
 ):
-    run = runs.submit(user, "touch a.txt\nrm a.txt")
+    kept = seed("a.txt")
+    run = runs.submit(user, f"cat {kept}\nrm {kept}")
     approval = wait_until(
         lambda: Approval.objects.filter(run=run, status="pending").first(), 60
     )
     client.force_login(user)
     prompts = element(page(client, run), "prompts")
-    assert "rm a.txt" in prompts and "Approve" in prompts
+    assert f"rm {kept}" in prompts and "Approve" in prompts
     url = reverse("run-approval", args=[run.id, approval.id])
     response = client.post(url, {"decision": "approve"}, headers=HTMX)
     assert response.status_code == 200

@@ -85,12 +85,12 @@ def test_later_group_starts_after_the_parallel_group_with_its_outputs(
     assert sorted(subtasks.values()) == [1, 1, 2]
 
 
-def test_approved_destructive_command_runs(celery_worker, user, settings):
-    run = runs.submit(user, "touch doomed.txt\nrm doomed.txt")
+def test_approved_destructive_command_runs(celery_worker, user, seed):
+    target = seed("doomed.txt")
+    run = runs.submit(user, f"cat {target}\nrm {target}")
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
-    assert approval.command == "rm doomed.txt"
+    assert approval.command == f"rm {target}"
     assert Run.objects.get(id=run.id).status == "awaiting_approval"
-    target = runtime.workspace_for(run) / "doomed.txt"
     assert target.exists()
     assert [(c["kind"], c["path"]) for c in approval.changes] == [
         ("deleted", str(target))
@@ -102,12 +102,20 @@ def test_approved_destructive_command_runs(celery_worker, user, settings):
     assert bus_types(run).count("ApprovalDecision") == 1
 
 
-def test_denied_destructive_command_never_runs(celery_worker, user, settings):
-    run = runs.submit(user, "touch kept.txt\nrm kept.txt")
+def test_a_file_an_earlier_subtask_made_is_deleted_without_asking(celery_worker, user):
+    run = finished(runs.submit(user, "touch made.txt\nrm made.txt"))
+    assert run.status == "done"
+    assert not (runtime.workspace_for(run) / "made.txt").exists()
+    assert not Approval.objects.filter(run=run).exists()
+
+
+def test_denied_destructive_command_never_runs(celery_worker, user, seed):
+    kept = seed("kept.txt")
+    run = runs.submit(user, f"cat {kept}\nrm {kept}")
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
     runs.decide_approval(run, approval.id, "deny", user)
     run = finished(run, timeout=90)
-    assert (runtime.workspace_for(run) / "kept.txt").exists()
+    assert kept.exists()
     assert run.final_result["directive"] == "abandon"
     evidence = " ".join(
         e
@@ -117,19 +125,22 @@ def test_denied_destructive_command_never_runs(celery_worker, user, settings):
     assert "[LAW1]" in evidence
 
 
-def test_unanswered_effect_is_discarded_at_the_timeout(celery_worker, user, settings):
+def test_unanswered_effect_is_discarded_at_the_timeout(
+    celery_worker, user, settings, seed
+):
     settings.ARTOO_APPROVAL_TIMEOUT_S = 1
-    run = runs.submit(user, "echo keep > kept.txt\nsed -i s/keep/lost/ kept.txt")
+    kept = seed("kept.txt", "keep\n")
+    run = runs.submit(user, f"cat {kept}\nsed -i s/keep/lost/ {kept}")
     run = finished(run, timeout=90)
     approvals = list(Approval.objects.filter(run=run))
     assert approvals and {a.status for a in approvals} == {"expired"}
     assert approvals[0].changes[0]["kind"] == "overwritten"
-    assert (runtime.workspace_for(run) / "kept.txt").read_text() == "keep\n"
+    assert kept.read_text() == "keep\n"
     assert run.final_result["directive"] == "abandon"
 
 
-def test_replayed_approval_decision_is_refused(celery_worker, user):
-    run = runs.submit(user, "touch x.txt\nrm x.txt")
+def test_replayed_approval_decision_is_refused(celery_worker, user, seed):
+    run = runs.submit(user, f"rm {seed('x.txt')}")
     approval = wait_until(lambda: Approval.objects.filter(run=run).first(), timeout=30)
     runs.decide_approval(run, approval.id, "deny", user)
     with pytest.raises(runs.Conflict):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from devtools.cluster import Cluster
-from tests.reliability.harness import Api, create_user, wait_for
+from tests.reliability.harness import Api, create_user, seed_shared, wait_for
 
 # Fast sweeper and quiet-enough logs for every cluster of this suite; each test
 # adds what its fault needs.
@@ -18,6 +18,7 @@ BASE_ENV = {
     "ARTOO_MEMORY_TIMEOUT_S": "2",
     "ARTOO_LOG_LEVEL": "INFO",
     "ARTOO_DREAM_EVERY_S": "3600",
+    "ARTOO_USER_SHARED": "1",  # where a test puts files that were there before
 }
 
 
@@ -56,6 +57,7 @@ class Site:
     bob: Api
     carol: Api  # staff
     waiting: list[str]  # alice's runs paused on a Law 1 approval
+    kept: list[str]  # the file each of them would delete
 
     def approval_of(self, run_id: str) -> str:
         return self.alice.run(run_id)["pending_approvals"][0]["id"]
@@ -73,13 +75,16 @@ def site(tmp_path_factory):
         alice = Api(cluster.url, create_user(cluster, "alice"))
         bob = Api(cluster.url, create_user(cluster, "bob"))
         carol = Api(cluster.url, create_user(cluster, "carol", staff=True))
-        waiting = [alice.submit(GATED_TASK) for _ in range(2)]
+        kept = [seed_shared(cluster, "alice", f"keep-{n}.txt") for n in range(2)]
+        waiting = [alice.submit(gated_task(path)) for path in kept]
         for run_id in waiting:
             wait_for(
                 lambda r=run_id: alice.run(r)["pending_approvals"], 60, what="approval"
             )
-        yield Site(cluster, alice, bob, carol, waiting)
+        yield Site(cluster, alice, bob, carol, waiting, kept)
 
 
-# The offline model runs each line; ``rm`` onto an existing file is gated (Law 1).
-GATED_TASK = "echo kept > keep.txt\nrm keep.txt"
+def gated_task(path: str) -> str:
+    """Return a task whose second line Law 1 puts to the operator: the offline
+    model runs each line, and ``rm`` of a file that was there before is gated."""
+    return f"cat {path}\nrm {path}"

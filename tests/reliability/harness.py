@@ -24,6 +24,7 @@ from devtools.apiclient import (  # noqa: F401 (re-exported for the suite)
     Reply,
     create_user,
     csrf_token,
+    seed_shared,
     wait_for,
 )
 from devtools.cluster import Cluster

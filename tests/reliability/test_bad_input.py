@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -110,7 +111,6 @@ def test_forged_run_ids_are_not_found_and_change_nothing(site, path):
 def test_approval_ids_of_another_run_and_replayed_decisions_are_refused(site):
     first, second = site.waiting
     approval = site.approval_of(first)
-    (workspace,) = (site.cluster.data_dir / "workspace").glob(f"user-*/{first}")
 
     crossed = site.alice.post_json(
         f"/api/runs/{second}/approvals/{approval}", {"decision": "approve"}
@@ -129,7 +129,7 @@ def test_approval_ids_of_another_run_and_replayed_decisions_are_refused(site):
     assert replayed.status == 409 and "already denied" in replayed.json()["error"]
     run = site.alice.wait_terminal([first], 60)[first]
     assert run["status"] == "failed"
-    assert (workspace / "keep.txt").read_text() == "kept\n"  # rm never ran
+    assert Path(site.kept[0]).read_text() == "kept\n"  # rm never ran
     decisions = [
         m for m in site.alice.messages(first) if m["type"] == "ApprovalDecision"
     ]
