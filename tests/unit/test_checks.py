@@ -364,3 +364,24 @@ def test_the_prompts_example_field_names_no_field(field):
 def test_an_end_anchor_or_an_escaped_dollar_is_still_a_format(pattern):
     verdict = check("output_matches", HELLO, pattern=pattern)
     assert "names no format" not in verdict.evidence
+
+
+def test_a_whole_claim_line_passes_when_a_tool_output_it_quotes_matches():
+    # Seen from a 1.5B executor: the claim is a JSON object around the script's
+    # output, and ".*hello from artoo.*" takes the whole line, which no tool
+    # printed; the script's own output matches and the claim quotes it.
+    ran = shell_result("python3 hello.py", "[exit code 0]\nhello from artoo\n")
+    wrapped = ran.model_copy(
+        update={"output": {"file_exists": True, "output_matches": "hello from artoo"}}
+    )
+    verdict = check("output_matches", wrapped, pattern=".*hello from artoo.*")
+    assert verdict.passed
+    assert verdict.evidence == (
+        "tool call 1 (shell) matches /.*hello from artoo.*/: 'hello from artoo' "
+        "(the claim quotes it)"
+    )
+    # A claim that states another value than the tool printed still fails.
+    counted = shell_result("grep -c x f", "[exit code 0]\ncount: 17\n")
+    invented = counted.model_copy(update={"output": "the result is count: 42"})
+    verdict = check("output_matches", invented, pattern=r".*count: \d+.*")
+    assert not verdict.passed and "no tool output shows it" in verdict.evidence
