@@ -28,15 +28,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from roles.agent_validator_judge import (
-    COMPUTE,
-    invented_facts,
-    unsupported,
-)
-from roles.agent_validator_judge import (
-    NO_EVIDENCE as NOT_EVIDENCE,
-)
+from roles.agent_validator_judge import unsupported
 from roles.contracts import ExecutionResult, SubTask
+from roles.invented import COMPUTE, invented_facts
+from roles.invented import NO_EVIDENCE as NOT_EVIDENCE
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.toolloop import Review, ToolCallRecord
 from roles.tools import head_tail

@@ -27,9 +27,9 @@ from devtools.tasks import (
     is_solved,
     prepare_dir,
 )
-from roles.agent_validator_judge import invented_facts
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
+from roles.invented import invented_facts
 from roles.tools.sandbox import remove_tree
 
 # scenario → (a right answer, a wrong one)

@@ -2,7 +2,6 @@
 
 import pytest
 
-from roles.agent_validator_judge import invented_facts
 from roles.aggregate import (
     NUMBER,
     asks_for_aggregate,
@@ -16,6 +15,7 @@ from roles.aggregate import (
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 from roles.fieldcount import field_value
+from roles.invented import invented_facts
 
 SALES = (
     "region,product,units,amount\n"

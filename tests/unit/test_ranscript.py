@@ -2,9 +2,9 @@
 
 import pytest
 
-from roles.agent_validator_judge import invented_facts
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
+from roles.invented import invented_facts
 from roles.ranscript import unrun_script
 
 DIR = "/var/tmp/tasks/write-script"
