@@ -27,6 +27,7 @@ from roles.evidence import only_echoes, parse_evidence
 from roles.invented import NO_EVIDENCE, invented_facts
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
+from roles.ranscript import script_shown
 from roles.requested import deletions_shown
 from roles.tools import head_tail
 
@@ -108,9 +109,12 @@ def judge(
             )
             known[index] = _verdict(criterion, check.passed, check.evidence)
         elif criterion.criterion.startswith(DONE):
-            deleted = deletions_shown(subtask.intent, request, result.tool_calls)
-            if deleted:
-                known[index] = _verdict(criterion, True, deleted)
+            calls = result.tool_calls
+            shown = deletions_shown(subtask.intent, request, calls) or script_shown(
+                subtask.intent, request, calls
+            )
+            if shown:
+                known[index] = _verdict(criterion, True, shown)
     rest = [i for i in range(len(criteria)) if i not in known]
     if result.status == "failed":
         said = f"the executor reported failure: {_quote(output_text(result.output))}"

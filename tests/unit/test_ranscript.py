@@ -101,3 +101,58 @@ def test_only_the_scripts_of_a_sentence_that_says_run_must_run():
     calls = [shell("python3 main.py", "[exit code 0]\nok")]
     assert unrun_script(intent, calls) == ""
     assert "asks to run main.py" in unrun_script(intent, [])
+
+
+def test_a_run_of_the_script_that_printed_the_asked_words_shows_it_done(tmp_path):
+    # A real round: the 1.5B validator quoted the claim "The Python script
+    # 'hello.py' was created and ran successfully"; the run is the evidence.
+    from roles.ranscript import script_shown
+
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello from artoo')\n")
+    request = f"Create {script} that prints 'hello from artoo', then run it."
+    intent = "Step 1: Create the Python script 'hello.py'. Step 2: Run 'hello.py'."
+    ran = shell(f"python3 {script}")
+
+    assert script_shown(intent, request, [ran]) == (
+        f"`python3 {script}` ran {script} after its last write, exited 0 and "
+        "printed 'hello from artoo'"
+    )
+    write = format_evidence(
+        "write_file", {"path": str(script), "content": "x"}, "wrote 1 bytes"
+    )
+    for calls, why in [
+        ([ran, write], "ran before its last write"),
+        ([shell(f"sh {script}")], "a .py run by sh"),
+        ([shell(f"python3 {script}", "[exit code 1]\nhello from artoo")], "failed"),
+        ([shell(f"python3 {script}", "[exit code 0]\nhello")], "other words"),
+        ([shell("python3 hello.py")], "not the asked path"),
+    ]:
+        assert script_shown(intent, request, calls) == "", why
+    assert script_shown("Step 1: Create 'hello.py'.", request, [ran]) == ""
+    assert script_shown(intent, f"Create {script}, then run it.", [ran]) == ""
+    script.unlink()
+    assert script_shown(intent, request, [ran]) == ""
+
+
+def test_a_script_subtask_is_matched_on_its_run_without_asking_the_model(tmp_path):
+    from roles.agent_validator import validate
+
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello from artoo')\n")
+    validation = validate(
+        SubTask(subtask_id="s1", parent_task_id="t1", intent=INTENT),
+        ExecutionResult(
+            subtask_id="s1",
+            status="completed",
+            output="The Python script 'hello.py' was created and ran successfully.",
+            tool_calls=[shell(f"python3 {script}")],
+        ),
+        model=object(),  # any call to it would fail the attempt
+        attempt=1,
+        trajectory=[],
+        workspace=tmp_path,
+        request=f"Create {script} that prints 'hello from artoo', then run it.",
+    )
+    assert validation.verdict == "matched"
+    assert validation.verdicts[0].evidence.startswith(f"`python3 {script}` ran")
