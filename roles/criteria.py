@@ -97,7 +97,9 @@ def criterion_fields(value: Any) -> Any:
     """
     if not isinstance(value, dict):
         return value
-    value = _lower_mode(value)
+    value = _mend_param(_lower_mode(value))
+    if isinstance(value.get("check"), dict):
+        value = {**value, "check": _mend_param(value["check"])}
     text = value.get("criterion")
     if isinstance(text, str) and text.strip():
         if "check" not in value and describe_check(value):
@@ -133,6 +135,24 @@ def check_from_text(text: str) -> str | dict[str, Any]:
         value = int(value)
     check = {"type": kind, CHECK_PARAMS[kind][0]: value}
     return {"criterion": describe_check(check), "check": check}
+
+
+# A small model gives output_matches the parameter of output_contains, and the
+# other way round: {"type": "output_matches", "value": "lines"} means /lines/.
+_SWAPPED = {
+    "output_matches": ("pattern", "value"),
+    "output_contains": ("value", "pattern"),
+}
+
+
+def _mend_param(check: dict[str, Any]) -> dict[str, Any]:
+    """Return ``check`` with its one parameter under its own name when only the
+    other text check's name holds it."""
+    want, given = _SWAPPED.get(check.get("type"), ("", ""))
+    if not want or check.get(want) is not None or not isinstance(check.get(given), str):
+        return check
+    mended = {k: v for k, v in check.items() if k != given}
+    return {**mended, want: check[given]}
 
 
 def _lower_mode(value: dict[str, Any]) -> dict[str, Any]:

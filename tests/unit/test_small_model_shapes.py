@@ -388,3 +388,32 @@ def test_a_check_written_as_text_becomes_that_check(text, check):
 )
 def test_text_that_is_not_one_check_stays_a_plain_criterion(text):
     assert keep_criteria([text], "subtask 1") == ([text], [])
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        (
+            {"type": "output_matches", "value": "lines"},
+            {"type": "output_matches", "pattern": "lines"},
+        ),
+        (
+            {"type": "output_contains", "pattern": "ok"},
+            {"type": "output_contains", "value": "ok"},
+        ),
+        # Both given: each keeps its own, and the check's own one is used.
+        (
+            {"type": "output_matches", "pattern": "regex", "value": ".*"},
+            {"type": "output_matches", "pattern": "regex", "value": ".*"},
+        ),
+    ],
+)
+def test_a_text_check_given_the_other_text_checks_parameter_reads_it_as_its_own(
+    written, read
+):
+    # A real R2 reply: {"type": "output_matches", "value": "lines"} failed the
+    # right count of 58 as "missing parameter 'pattern'", and GGS blocked wc.
+    beside = normalise_criterion({"criterion": "output_matches", "check": written})
+    bare = plan_with_criteria([written]).subtasks[0].success_criteria[0]
+    assert beside.check == read and bare.check == read
+    assert bare.criterion == describe_check(read)
