@@ -38,6 +38,23 @@ def tool_classes(tool: str, args: Mapping[str, Any]) -> list[str]:
     return [PREFIX + name for name in programs(command) if name not in NEUTRAL]
 
 
+# Another program for what a blocked one did, named in its refusal: a small
+# model told only "use another program" runs the blocked one again.
+OTHER_WAYS = {
+    "wc": "grep -c '' FILE or awk 'END {print NR}' FILE count lines",
+    "find": "ls -R DIR or the glob tool list files",
+    "grep": "awk '/WORD/' FILE or sed -n '/WORD/p' FILE print matching lines",
+    "cat": "the read_file tool or head -n 200 FILE show a file",
+    "ls": "the glob tool or find DIR -maxdepth 1 list a directory",
+}
+
+
+def other_ways(program: str) -> str:
+    """Return what else does what ``program`` did, as a hint, or ""."""
+    known = OTHER_WAYS.get(program)
+    return f" ({known})" if known else ""
+
+
 def blocked_program(command: str, blocked: Iterable[str]) -> str:
     """Return the first program of ``command`` that ``blocked`` holds, or ""."""
     names = {b[len(PREFIX) :] for b in blocked if b.startswith(PREFIX)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from roles.llm import ToolSpec
-from roles.toolclass import SHELL, blocked_program
+from roles.toolclass import SHELL, blocked_program, other_ways
 from roles.toolloop import ToolError
 
 TARGET_KEYS = ("query", "command", "path", "url")
@@ -85,7 +85,7 @@ def refuse(
         if program:
             raise ToolError(
                 f"blocked by GGS: the program {program!r} failed in an earlier "
-                "round — get this with another program or tool"
+                f"round — get this with another program or tool{other_ways(program)}"
             )
     for key in TARGET_KEYS:
         value = args.get(key)

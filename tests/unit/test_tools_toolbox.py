@@ -51,6 +51,9 @@ def test_a_blocked_program_is_refused_while_the_shell_stays(tmp_path):
     with pytest.raises(ToolError, match="the program 'wc' failed in an earlier round"):
         toolbox.call("shell", {"command": "touch ran; wc -l ran"})
     assert not (tmp_path / "ran").exists()
+    # The refusal names what else counts lines, and that way is open.
+    with pytest.raises(ToolError, match=r"grep -c '' FILE or awk 'END \{print NR\}'"):
+        toolbox.call("shell", {"command": "wc -l ran"})
     result = toolbox.call(
         "shell", {"command": "printf 'a\\nb\\n' | awk 'END {print NR}'"}
     )
