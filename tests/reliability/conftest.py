@@ -18,7 +18,6 @@ BASE_ENV = {
     "ARTOO_MEMORY_TIMEOUT_S": "2",
     "ARTOO_LOG_LEVEL": "INFO",
     "ARTOO_DREAM_EVERY_S": "3600",
-    "ARTOO_USER_SHARED": "1",  # where a test puts files that were there before
 }
 
 
@@ -69,7 +68,8 @@ def site(tmp_path_factory):
     cluster = Cluster(
         tmp_path_factory.mktemp("site"),
         processes=("web", "pipeline", "memory", "beat"),
-        env=BASE_ENV,
+        # The user's shared area holds the files the waiting runs would delete.
+        env={**BASE_ENV, "ARTOO_USER_SHARED": "1"},
     )
     with cluster:
         alice = Api(cluster.url, create_user(cluster, "alice"))
