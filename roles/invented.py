@@ -40,6 +40,7 @@ from roles.checks import FACT, appears, output_text, unshown_facts
 from roles.contracts import ExecutionResult
 from roles.csvsplit import split_quoted
 from roles.fieldcount import field_value, miscounted
+from roles.lastline import uncounted_last_line
 from roles.ranscript import unrun_script
 from roles.tools import head_tail
 
@@ -112,6 +113,9 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     )
     if miscomputed:
         return miscomputed
+    short = uncounted_last_line(numbers, calls)
+    if short:
+        return f"{short}; {NO_EVIDENCE}"
     files = asks_for_file_count(request, subtask.intent)
     lengths = [(f, c) for f in numbers if (c := counts_lines_of_files(f, calls))]
     if files and numbers and len(lengths) == len(numbers):
