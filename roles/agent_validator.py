@@ -30,7 +30,6 @@ from roles.agent_validator_judge import (
     unsupported,
 )
 from roles.agent_validator_prompts import ValidatorReply
-from roles.checks import output_text
 from roles.contracts import (
     CorrectionSignal,
     Criterion,
@@ -42,6 +41,7 @@ from roles.contracts import (
     normalise_criterion,
 )
 from roles.criteria import CHECK_TYPES, DONE
+from roles.facts import output_text
 from roles.llm import Usage
 from roles.recoverable import namesakes, transient_failure
 from roles.requested import subtask_deletions

@@ -16,14 +16,11 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.checks import (
-    evaluate_check,
-    evidence_text,
-    output_text,
-)
+from roles.checks import evaluate_check
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.criteria import DONE
 from roles.evidence import only_echoes, parse_evidence
+from roles.facts import evidence_text, output_text
 from roles.invented import NO_EVIDENCE, invented_facts
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel

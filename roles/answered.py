@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 
 from roles.aggregate import NUMBER, asks_for_aggregate
-from roles.checks import output_text
 from roles.contracts import CriterionVerdict, SubTaskOutcome
+from roles.facts import output_text
 from roles.requested import MAKES
 
 __all__ = ["ANSWERED", "asks_for_a_number", "unanswered"]

@@ -26,7 +26,15 @@ from typing import Any
 from roles.aggregate import NUMBER
 from roles.contracts import ExecutionResult
 from roles.countanswer import count_free
-from roles.evidence import parse_evidence
+from roles.facts import (
+    appears,
+    evidence_text,
+    last_exit_code,
+    output_text,
+    spaced,
+    spaced_regex,
+    texts,
+)
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.jsontypes import nested, of_type, type_named
 from roles.patterns import (
@@ -36,7 +44,6 @@ from roles.patterns import (
     PLACEHOLDERS,
     undelimited,
 )
-from roles.tools.shell import parse_shell_output
 
 QUOTE = 120
 
@@ -101,42 +108,6 @@ class _BadCheck(ValueError):
     """A check whose parameters are missing or malformed."""
 
 
-def output_text(output: Any) -> str:
-    """Return an ExecutionResult output as text, without the exit-code line."""
-    if output is None:
-        return ""
-    if not isinstance(output, str):
-        return json.dumps(output, ensure_ascii=False, default=str)
-    return parse_shell_output(output)[1]
-
-
-def last_exit_code(result: ExecutionResult) -> int | None:
-    """Return the exit code of the last shell call, or of the output; else None."""
-    for entry in reversed(result.tool_calls):
-        call = parse_evidence(entry)
-        if call is not None and call.tool == "shell":
-            code, _ = parse_shell_output(call.output)
-            if code is not None:
-                return code
-            break
-    if isinstance(result.output, str):
-        return parse_shell_output(result.output)[0]
-    return None
-
-
-def _texts(result: ExecutionResult, *, loose: bool = False) -> list[tuple[str, str]]:
-    """Return ``(where, text)`` pairs: the output first, then each tool output;
-    with ``loose``, each text without the blanks around ``=`` and ``:``."""
-    texts = [("output", output_text(result.output))]
-    for number, entry in enumerate(result.tool_calls, start=1):
-        call = parse_evidence(entry)
-        if call is not None:
-            texts.append(
-                (f"tool call {number} ({call.tool})", output_text(call.output))
-            )
-    return [(where, spaced(text)) for where, text in texts] if loose else texts
-
-
 def _exit_code(check, result, _workspace) -> CheckResult:
     want = _param(check, "value", int)
     got = last_exit_code(result)
@@ -150,7 +121,7 @@ def _output_contains(check, result, _workspace) -> CheckResult:
     want = _param(check, "value", str)
     for loose in (False, True):
         needle = spaced(want) if loose else want
-        for where, text in _texts(result, loose=loose):
+        for where, text in texts(result, loose=loose):
             if needle in text:
                 said = f"{where} contains {want!r}: {_around(text, needle)}"
                 return _shown(result, where, needle, said)
@@ -178,8 +149,8 @@ def _output_matches(check, result, _workspace) -> CheckResult:
     if NEVER_MATCHES.search(pattern):
         return _any_output(f"/{pattern}/ (it can never match)", result)
     refused, claimed = None, ""
-    for loose, candidate in ((False, regex), (True, _spaced_regex(pattern, flags))):
-        for where, text in _texts(result, loose=loose) if candidate else ():
+    for loose, candidate in ((False, regex), (True, spaced_regex(pattern, flags))):
+        for where, text in texts(result, loose=loose) if candidate else ():
             match = candidate.search(text)
             if not match:
                 continue
@@ -205,28 +176,6 @@ def _any_output(named: str, result: ExecutionResult) -> CheckResult:
     if said:
         return CheckResult(True, f"{named} names no format; output: {_quote(said)}")
     return CheckResult(False, f"{named} names no format and the output is blank")
-
-
-# How a small model guesses a key-value line: "port=8437" or "port: 8437" for
-# "port = 8437". The second try of an output check compares both sides with each
-# "=" or ":" and the blanks around it written as one "="; the spelling of a
-# key-value sign is not its meaning.
-_KEY_VALUE = re.compile(r"[ \t]*[=:][ \t]*")
-_PATTERN_SIGN = re.compile(r"(?<![\\(?<!])[ ]*[=:][ ]*")
-
-
-def spaced(text: str) -> str:
-    """Return ``text`` with each ``=`` or ``:`` and its blanks as one ``=``."""
-    return _KEY_VALUE.sub("=", text)
-
-
-def _spaced_regex(pattern: str, flags: int) -> re.Pattern | None:
-    """Return the pattern for the second try (each literal ``=`` or ``:`` and
-    its blanks as one ``=``), or None when that is no valid regex."""
-    try:
-        return re.compile(_PATTERN_SIGN.sub("=", pattern), re.MULTILINE | flags)
-    except re.error:
-        return None
 
 
 def _shown(
@@ -256,42 +205,6 @@ def _shown(
         f"the claimed output has {found!r} but no tool output shows it; the claim "
         "is not evidence",
     )
-
-
-# What a claim may not state unless a tool showed it: numbers, paths, file names.
-# A number with thousands separators (10,000) is one fact, shown by 10,000 or 10000.
-GROUPED = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
-FACT = re.compile(
-    rf"(?<![\w.])(?:{GROUPED}|\d+(?:\.\d+)?|[\w.-]*/[\w./-]+|[\w-]+\.[A-Za-z]\w{{0,4}})"
-    r"(?![\w])"
-)
-
-
-def unshown_facts(result: ExecutionResult, known: str = "") -> list[str]:
-    """Return the numbers and paths the claimed output states that no evidence
-    entry (tool arguments and output) nor ``known`` (the subtask's own text) has.
-    """
-    sources = "\n".join([known, *result.tool_calls])
-    claim = output_text(result.output)
-    return [f for f in dict.fromkeys(FACT.findall(claim)) if not appears(f, sources)]
-
-
-def appears(value: str, text: str) -> bool:
-    """Return True when ``value`` stands in ``text`` as a whole token ("24" is not
-    in "2024"), or as a substring when it is not a single word or number; a
-    grouped number (``10,000``) also stands as its digits (``10000``)."""
-    if not value:
-        return False
-    if re.fullmatch(GROUPED, value):
-        return value in text or appears(value.replace(",", ""), text)
-    if re.fullmatch(r"[\w.]+", value):
-        return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", text) is not None
-    return value in text
-
-
-def evidence_text(result: ExecutionResult) -> str:
-    """Return every tool output of the result's evidence, joined."""
-    return "\n".join(text for where, text in _texts(result) if where != "output")
 
 
 def _file_exists(check, _result, workspace: Path) -> CheckResult:

@@ -36,9 +36,9 @@ from roles.aggregate import (
     states_a_result,
     word_count_command,
 )
-from roles.checks import FACT, appears, output_text, unshown_facts
 from roles.contracts import ExecutionResult
 from roles.csvsplit import split_quoted
+from roles.facts import FACT, appears, output_text, unshown_facts
 from roles.fieldcount import field_value, miscounted
 from roles.lastline import uncounted_last_line
 from roles.ranscript import unrun_script

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from roles.answered import unanswered
-from roles.checks import FACT, appears
 from roles.contracts import (
     Criterion,
     CriterionVerdict,
@@ -36,6 +35,7 @@ from roles.contracts import (
     normalise_criterion,
 )
 from roles.evidence import parse_evidence
+from roles.facts import FACT, appears
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.meta_reply import CriterionResult, MetaReply
 from roles.offline import OfflineModel

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from roles.checks import FACT, appears
+from roles.facts import FACT, appears
 from roles.jsonparse import JSONExtractError, extract_json, strip_think
 from roles.llm import Usage
 from roles.toolloop import ToolCallRecord
