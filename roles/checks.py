@@ -43,6 +43,7 @@ from roles.patterns import (
     NO_FORMAT,
     PLACEHOLDERS,
     undelimited,
+    written_as_regex,
 )
 
 QUOTE = 120
@@ -125,6 +126,9 @@ def _output_contains(check, result, _workspace) -> CheckResult:
             if needle in text:
                 said = f"{where} contains {want!r}: {_around(text, needle)}"
                 return _shown(result, where, needle, said)
+    if written_as_regex(want):
+        read = _output_matches({"pattern": want}, result, _workspace)
+        return CheckResult(read.passed, f"{read.evidence} (the value read as a regex)")
     head = _quote(output_text(result.output))
     return CheckResult(False, f"{want!r} not found in the output ({head}) or evidence")
 

@@ -41,3 +41,19 @@ ANY_TEXT = ("x", "The total is 1,250.", "/srv/a b.txt: 3")
 # "$" before a word can never match: such a pattern ("ls -l $directory |
 # grep -c '.*\.py'") is a command copied into the check, not a format.
 NEVER_MATCHES = re.compile(r"(?<!\\)\$[A-Za-z_{]")
+
+# An ``output_contains`` value written as a regex ("port=([0-9]+)", "total: \d+"):
+# a class with a repeat, an escape class, or ".*"/".+". Plain text hardly ever
+# holds these, so when the text itself is not found it is read as a pattern.
+_REGEX_SYNTAX = re.compile(r"\\[dwsb]|\[[^\]]+\][+*?{]|\.[*+]|\(\?")
+
+
+def written_as_regex(text: str) -> bool:
+    """Return True when ``text`` uses regex syntax and compiles as a regex."""
+    if not _REGEX_SYNTAX.search(text):
+        return False
+    try:
+        re.compile(text)
+    except re.error:
+        return False
+    return True

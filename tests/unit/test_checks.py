@@ -84,6 +84,35 @@ def test_output_contains_falls_back_to_tool_evidence():
     )
 
 
+def test_an_output_contains_value_written_as_a_regex_is_read_as_one():
+    # A small planner writes "port=([0-9]+)" as the text to contain; the file
+    # the executor read says "port = 8437".
+    read = ExecutionResult(
+        subtask_id="s1",
+        status="completed",
+        output={"port": 8437},
+        tool_calls=[
+            format_evidence(
+                "read_file", {"path": "/srv/s.ini"}, "host = a\nport = 8437"
+            )
+        ],
+    )
+    verdict = check("output_contains", read, value="port=([0-9]+)")
+    assert verdict.passed and verdict.evidence.endswith("(the value read as a regex)")
+    assert verdict.evidence.startswith("tool call 1 (read_file) matches")
+    assert not check("output_contains", read, value=r"workers=\d+").passed
+    # A claim that no tool output shows is still refused under the regex.
+    claimed = read.model_copy(update={"output": "port=9999", "tool_calls": []})
+    assert not check("output_contains", claimed, value="port=([0-9]+)").passed
+
+
+def test_an_output_contains_value_that_is_plain_text_stays_literal():
+    dotted = shell_result("cat notes", "[exit code 0]\nsee a.b for it\n")
+    assert not check("output_contains", dotted, value="a[b] (x)").passed
+    assert not check("output_contains", dotted, value="see a.c").passed
+    assert check("output_contains", dotted, value="a.b").passed
+
+
 def test_output_matches_passes_and_fails():
     verdict = check("output_matches", HELLO, pattern="hel+o")
     assert verdict.passed and verdict.evidence == "output matches /hel+o/: 'hello'"
