@@ -36,6 +36,10 @@ it. A path the request asks to make (its file name appears in a request that
 writes, creates, copies …) is the request's own effect and stays; one it only
 reads from ("what is max_connections in db/config.yaml?", when the file is
 db/config.yml) goes, as does a check that a file the request deletes exists.
+A command GGS blocked blocks the paths it names. A request that makes nothing
+only reads the paths it names, so a check that one exists goes in every round:
+it is met by a file that is there already, or by making one the request never
+asked for (a real executor ran ``touch db/config.yaml`` to meet it).
 """
 
 from __future__ import annotations
@@ -152,29 +156,45 @@ def drop_blocked_paths(
     small planner checks that the file it is to delete exists, which fails once
     it is deleted), and a note for each check dropped."""
     blocked = {posixpath.normpath(t.strip()) for t in blocked_targets if t.strip()}
+    blocked |= {_norm(w) for t in blocked_targets for w in t.split()[1:] if "/" in w}
     deleted = {posixpath.normpath(p) for p in paths_to_delete(request)}
-    if not (blocked or deleted):
+    read = (
+        set() if MAKES.search(request) else set(map(_norm, NAMED_PATH.findall(request)))
+    )
+    if not (blocked or deleted or read):
         return list(subtasks), []
     shaped, notes = [], []
     for sub in subtasks:
         kept = []
         for value in sub.success_criteria:
-            path = _blocked_path(value, blocked, request)
-            gone = _blocked_path(value, deleted, "")
-            if not (path or gone):
+            why = _why_dropped(value, blocked, deleted, read, request)
+            if not why:
                 kept.append(value)
                 continue
-            why = (
-                "GGS blocked that path after a call on it failed, and the request "
-                "does not ask to make it"
-                if path
-                else "the request asks to delete it"
-            )
-            notes.append(
-                f"{sub.intent}: dropped the check that {path or gone} exists: {why}"
-            )
+            notes.append(f"{sub.intent}: dropped the check that {why}")
         shaped.append(sub.model_copy(update={"success_criteria": kept}))
     return shaped, notes
+
+
+def _why_dropped(
+    value: CriterionSpec,
+    blocked: set[str],
+    deleted: set[str],
+    read: set[str],
+    request: str,
+) -> str:
+    if path := _blocked_path(value, blocked, request):
+        why = "GGS blocked that path after a call on it failed, and the request "
+        return f"{path} exists: {why}does not ask to make it"
+    if path := _blocked_path(value, deleted, ""):
+        return f"{path} exists: the request asks to delete it"
+    if path := _blocked_path(value, read, ""):
+        return f"{path} exists: the request only reads it, and makes nothing"
+    return ""
+
+
+def _norm(word: str) -> str:
+    return posixpath.normpath(word.strip("'\"`;,()"))
 
 
 def _blocked_path(value: CriterionSpec, blocked: set[str], request: str) -> str:

@@ -1,5 +1,7 @@
 """A linear chain runs as one subtask; anything else runs as R2 wrote it."""
 
+import posixpath
+
 from roles.checks import evaluate_check
 from roles.contracts import SubTask
 from roles.plan_shape import (
@@ -196,4 +198,40 @@ def test_a_check_that_the_file_to_delete_exists_is_dropped():
         "delete it"
     ]
     kept = [step("read it", 1, exists(gone))]
-    assert drop_blocked_paths(kept, [], f"Read {gone}.") == (kept, [])
+    assert drop_blocked_paths(kept, [], f"Copy {gone} to /tmp/b.log.") == (kept, [])
+
+
+def test_a_check_that_a_file_the_request_only_reads_exists_is_dropped():
+    # "What is max_connections in db/config.yaml?" when the file is config.yml:
+    # a real executor ran "touch db/config.yaml" to meet such a check.
+    asked = "/tmp/work/db/config.yaml"
+    request = f"What is max_connections in {asked}?"
+    value = {"criterion": "value", "check": {"type": "output_matches", "pattern": "x"}}
+    for path in (asked, "db/config.yaml", "/tmp/work/db/./config.yaml"):
+        [sub], notes = drop_blocked_paths(
+            [step("read it", 1, exists(path), value)], [], request
+        )
+        assert [c.criterion for c in sub.success_criteria] == ["value"]
+        assert notes == [
+            f"read it: dropped the check that {posixpath.normpath(path)} exists: "
+            "the request only reads it, and makes nothing"
+        ]
+    # A file the plan makes on its way, or one the request makes, keeps its check.
+    made = [step("count", 1, exists("/tmp/count.py"))]
+    assert drop_blocked_paths(made, [], request) == (made, [])
+    out = [step("write", 1, exists("/tmp/work/out.txt"))]
+    assert drop_blocked_paths(out, [], "Write hi into /tmp/work/out.txt") == (out, [])
+
+
+def test_a_blocked_command_blocks_the_paths_it_names():
+    # GGS blocked "find …/db/config.yaml -type f": the replan checked the path.
+    asked = "/tmp/work/db/config.yaml"
+    command = f"find {asked} -type f"
+    [sub], notes = drop_blocked_paths(
+        [step("find it", 1, exists(asked))], [command], f"Copy {asked} to /tmp/x"
+    )
+    assert sub.success_criteria
+    [sub], notes = drop_blocked_paths(
+        [step("find it", 1, exists(asked))], [command], f"Show me {asked} in words"
+    )
+    assert sub.success_criteria == [] and "GGS blocked that path" in notes[0]
