@@ -82,7 +82,8 @@ class FileTools:
 
     def elsewhere(self, name: str, args: Any) -> str:
         """Return "; files named … under …" when a refused read names a missing
-        file: a blocked path that does not exist may exist elsewhere."""
+        file or one the run's user may not read: a blocked path may have a copy
+        elsewhere that the run can read."""
         path = args.get("path") if isinstance(args, dict) else None
         if name != "read_file" or not isinstance(path, str):
             return ""
@@ -90,7 +91,9 @@ class FileTools:
             resolved = self.path(path)
         except ToolError:
             return ""
-        if resolved.exists() or self.access.closed(resolved, READ) is not None:
+        if self.access.closed(resolved, READ) is not None:
+            return self._readable_elsewhere(resolved)
+        if resolved.exists():
             return ""
         return self._not_found(resolved).removeprefix(f"no such file: {resolved}")
 

@@ -152,6 +152,20 @@ def test_file_tools_have_no_more_rights_than_the_shell(policy, closed):
     assert not (closed / "restricted" / "new.txt").exists()
 
 
+def test_a_blocked_path_the_uid_may_not_read_is_refused_with_its_readable_copy(
+    policy, closed
+):
+    # GGS blocked the closed path after reading it failed; the next round's
+    # executor, told only "choose another approach", gave up.
+    blocked = str(closed / "restricted" / "stock.csv")
+    toolbox = make_toolbox(policy, closed, Operator(False), blocked_targets=[blocked])
+    with pytest.raises(ToolError, match="blocked by GGS") as err:
+        toolbox.call("read_file", {"path": blocked})
+    said = f"ERROR: {err.value}"
+    assert recoverable.NAMESAKES.search(said)["named"] == "shared/stock.csv"
+    assert "ledger" not in said
+
+
 def test_hints_never_name_or_quote_what_the_uid_may_not_read(policy, closed):
     toolbox = make_toolbox(policy, closed, Operator(False))
     # A missing file's hint walks the tree for namesakes and for lines naming it.
