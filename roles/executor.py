@@ -2,7 +2,9 @@
 
 With a model: the tool loop (``roles.toolloop``) over the toolbox's tools, at
 most ``max_turns`` model turns; a call identical to the previous one is blocked
-once with a warning and a second repeat fails the attempt; a first ``failed``
+once with a warning and a second repeat fails the attempt, and so is a call that
+starts a second lap of a cycle of calls whose results did not change
+(``roles.callcycle``); a first ``failed``
 answer, or one without evidence, given while turns remain is sent back once
 (``roles.executor_review``).
 The final message is ``{"status": "completed|uncertain|failed", "output": …}``;
@@ -21,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from roles.callcycle import LAP_ENDED, LAP_WARNING, Laps
 from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
 from roles.executor_review import reviewer
 from roles.jsonparse import JSONExtractError, extract_json
@@ -213,8 +216,9 @@ class _RepeatGuard:
     ):
         self._call = call
         self._advice = head_tail(advice.strip(), ADVICE_CAP) if advice else ""
-        last, self._repeats = state or (None, 0)
+        last, self._repeats, laps, self._loops = (*(state or (None, 0)), None, 0)[:4]
         self._last: tuple[str, str] | None = tuple(last) if last else None
+        self._laps = Laps(laps)
 
     def __call__(self, name: str, args: Mapping[str, Any]) -> str:
         key = (name, json.dumps(args, sort_keys=True, default=str))
@@ -225,24 +229,38 @@ class _RepeatGuard:
                     f"[{name}] was called with identical arguments "
                     f"{self._repeats + 1} times in a row: {NO_MORE_CALLS}"
                 )
-            warning = REPEAT_WARNING.format(tool=name)
-            if self._advice:
-                warning += (
-                    f" This attempt must fix what the validator found: {self._advice}"
-                )
-            return warning
+            return self._advised(REPEAT_WARNING.format(tool=name))
+        if period := self._laps.period(key):
+            self._loops += 1
+            if self._loops >= 2:
+                raise AnswerNow(f"{LAP_ENDED.format(n=period)}: {NO_MORE_CALLS}")
+            return self._advised(LAP_WARNING.format(n=period))
         before = self._last, self._repeats
         self._last, self._repeats = key, 0
         try:
-            return self._call(name, args)
+            output = self._call(name, args)
         except ToolPaused:
             # The call is made again on resume: it must pass as it did now.
             self._last, self._repeats = before
             raise
+        except ToolError as err:
+            self._laps.add(key, f"ERROR: {err}")
+            raise
+        self._laps.add(key, output)
+        return output
+
+    def _advised(self, warning: str) -> str:
+        if self._advice:
+            warning += (
+                f" This attempt must fix what the validator found: {self._advice}"
+            )
+        return warning
 
     def state(self) -> tuple:
-        """Return the last call and its repeats, as plain data."""
-        return (list(self._last) if self._last else None, self._repeats)
+        """Return the last call, its repeats, the recent laps and the cycles
+        warned about, as plain data."""
+        last = list(self._last) if self._last else None
+        return (last, self._repeats, self._laps.state(), self._loops)
 
 
 class _Metered:

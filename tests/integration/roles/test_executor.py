@@ -223,6 +223,41 @@ def test_a_different_call_in_between_resets_the_repeat_rule(llm_server, workspac
     assert (workspace / "log").read_text() == "a\na\n"
 
 
+def test_a_third_round_of_a_cycle_with_unchanged_results_ends_the_calls(
+    llm_server, workspace
+):
+    # A real executor asked for db/config.yaml went glob, read_file, glob,
+    # read_file … until its ten turns ran out, with no answer.
+    look = ("glob", {"pattern": "**/*.yaml"})
+    read = ("read_file", {"path": "db/config.yaml"})
+    for call in (look, read, look, read, look, look):
+        llm_server.reply("R3", tool_calls=[call])
+    llm_server.reply("R3", DONE)
+    execution = run(llm_server, workspace)
+    warning = llm_server.requests[5].messages[-1]["content"]
+    assert warning.startswith("CYCLE BLOCKED: this call would start a third round")
+    ended = llm_server.requests[6].messages[-1]["content"]
+    assert ended.startswith(
+        "ERROR: a cycle of 2 calls was started again with the same results: no "
+        "more tool calls"
+    )
+    names = [c.split(":")[0] for c in execution.result.tool_calls]
+    assert names == ["glob", "read_file"] * 2
+    assert execution.result.status == "completed"
+
+
+def test_a_cycle_whose_results_changed_runs_on(llm_server, workspace):
+    # The script works the second time: that round told the model something.
+    run_it = ("shell", {"command": "echo x >> out.log; cat out.log"})
+    look = ("read_file", {"path": "notes.txt"})
+    for call in (run_it, look, run_it, look, run_it):
+        llm_server.reply("R3", tool_calls=[call])
+    llm_server.reply("R3", DONE)
+    execution = run(llm_server, workspace)
+    assert (workspace / "out.log").read_text() == "x\nx\nx\n"
+    assert len(execution.result.tool_calls) == 5
+
+
 def test_running_out_of_turns_fails_with_a_clear_reason(llm_server, workspace):
     counter = iter(range(100))
     llm_server.responder(
