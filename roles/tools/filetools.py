@@ -5,11 +5,13 @@ A path is confined to the workspace and the allowed paths
 (``files.resolve_confined``), a hidden path outside the workspace is refused,
 and a path the sandbox's uid may not read, list or write is refused as the
 shell would refuse it (``roles.tools.access``). A refused or missing file's
-error names files of its name that may be read instead.
+error names files of its name that may be read instead, and so does a shell
+command's "Permission denied" on a path the sandbox's uid may not read.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,11 @@ from typing import Any
 from roles.toolloop import ToolError
 from roles.tools import files
 from roles.tools.access import READ, SEARCH, WRITE, Access
+
+# A path in a shell error line: "wc: /srv/x/a.csv: Permission denied",
+# "find: ‘/srv/x’: Permission denied", "bash: line 1: x/a.csv: Permission denied".
+_ERROR_PATH = re.compile(r"[\w.~-]*/[^\s:'‘’`\"]+")
+DENIED_HINTS = 3
 
 
 class FileTools:
@@ -127,3 +134,28 @@ class FileTools:
             return ""
         named = ", ".join(files.shown(f, self.workspace) for f in found)
         return f"; files named {path.name!r} under {base} it may read: {named}"
+
+    def denied_copies(self, output: str) -> str:
+        """Return a hint for each path of a "Permission denied" line of a shell
+        result that the sandbox's uid may not read and that has a copy it may
+        read: "[PATH: the run's user may not read it; files named … it may
+        read: …]", one per line."""
+        hints: list[str] = []
+        for line in output.splitlines():
+            if "Permission denied" not in line:
+                continue
+            for raw in _ERROR_PATH.findall(line):
+                hint = self._denied_copy(raw)
+                if hint and hint not in hints:
+                    hints.append(hint)
+        return "".join(f"\n{hint}" for hint in hints[:DENIED_HINTS])
+
+    def _denied_copy(self, raw: str) -> str:
+        try:
+            path = self.path(raw)
+        except ToolError:
+            return ""
+        if self.access.closed(path, READ) is None:
+            return ""
+        copies = self._readable_elsewhere(path)
+        return f"[{raw}: the run's user may not read it{copies}]" if copies else ""

@@ -167,6 +167,7 @@ class Toolbox:
                     output = self._run(name, args)
             if name == "shell":
                 output = with_hint(output, args.get("command", ""))
+                output += self.files.denied_copies(output)
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)
             raise

@@ -166,6 +166,25 @@ def test_a_blocked_path_the_uid_may_not_read_is_refused_with_its_readable_copy(
     assert "ledger" not in said
 
 
+def test_a_command_denied_a_file_is_told_of_the_copy_the_uid_may_read(policy, closed):
+    # Told "Permission denied" by wc, grep, awk, cut and sort in turn, a real
+    # executor never looked for the readable copy in shared/.
+    toolbox = make_toolbox(policy, closed, Operator(False))
+    for command in (
+        "wc -l restricted/stock.csv",
+        f"cat < {closed}/restricted/stock.csv",
+    ):
+        code, out = shell(toolbox, command)
+        assert code != 0 and "Permission denied" in out
+        assert out.rstrip().endswith(
+            ": the run's user may not read it; files named 'stock.csv' under "
+            f"{closed} it may read: shared/stock.csv]"
+        ), out
+        assert "ledger" not in out
+    code, out = shell(toolbox, "cat restricted/ledger.txt")
+    assert code != 0 and "Permission denied" in out and "it may read" not in out
+
+
 def test_hints_never_name_or_quote_what_the_uid_may_not_read(policy, closed):
     toolbox = make_toolbox(policy, closed, Operator(False))
     # A missing file's hint walks the tree for namesakes and for lines naming it.
