@@ -36,6 +36,7 @@ from roles.aggregate import (
     states_a_result,
     word_count_command,
 )
+from roles.columncount import column_count_command
 from roles.contracts import ExecutionResult
 from roles.csvsplit import split_quoted
 from roles.facts import FACT, appears, output_text, unshown_facts
@@ -171,6 +172,7 @@ def _compute(request: str, subtask, result: ExecutionResult) -> str:
             for found in (
                 line_count_command(text, calls),
                 column_total_command(text, calls),
+                column_count_command(text, calls),
                 word_count_command(text, calls) if by_word else "",
             )
             if found
