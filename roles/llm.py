@@ -9,7 +9,8 @@ recovery with one repair request, and per-call usage records::
     with client_for("R2", os.environ, run_id=run_id, cancelled=run.is_cancelled) as llm:
         plan, usage = llm.complete_json(messages, PlanReply)
 
-Configuration lives in ``roles.llmconfig``; tool loops in ``roles.toolloop``.
+Configuration lives in ``roles.llmconfig``; tool loops in ``roles.toolloop``;
+the turn a call returns, and how it is built, in ``roles.llmreply``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -36,6 +36,7 @@ from roles.llmconfig import (
     load_settings,
     tier_of,
 )
+from roles.llmreply import ChatReply, ToolCall, ToolSpec, build_reply
 from roles.llmtransport import (
     CallRecord,
     LLMCancelled,
@@ -49,7 +50,8 @@ from roles.schemas import reply_schema
 # The facade: callers import every LLM name from here, never from the modules
 # behind it. roles.llmrecords (LLMError, LLMCancelled, Usage, CallRecord) and
 # roles.llmconfig (LLMConfigError) define what the transport raises and builds,
-# because importing them from here would be a cycle.
+# because importing them from here would be a cycle; roles.llmreply holds
+# the turn (ChatReply, ToolCall, ToolSpec) and how a completion becomes one.
 __all__ = [
     "CallRecord",
     "ChatReply",
@@ -92,45 +94,6 @@ class LLMOutputError(LLMError):
         super().__init__(message, **kwargs)
         self.raw = raw
         self.usage = usage
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool the model may call: name, description, JSON-schema parameters."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-
-    def as_openai(self) -> dict[str, Any]:
-        """Return the ``tools`` entry of the chat-completions API."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": dict(self.parameters),
-            },
-        }
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One native tool call as the model wrote it (arguments are raw text)."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    """One model turn: text, native tool calls and its usage."""
-
-    content: str
-    tool_calls: tuple[ToolCall, ...]
-    finish_reason: str | None
-    usage: Usage
 
 
 class LLMClient:
@@ -222,7 +185,16 @@ class LLMClient:
         )
         elapsed_ms = int(round((self._clock() - started) * 1000))
         mode = mode or ("tools:native" if tools else f"format:{used or 'none'}")
-        return self._to_reply(completion, sent, elapsed_ms, attempts, mode)
+        return build_reply(
+            completion,
+            sent,
+            elapsed_ms,
+            attempts,
+            mode,
+            role=self.role,
+            endpoint=self.endpoint,
+            settings=self.settings,
+        )
 
     def complete_text(self, messages: Sequence[Message]) -> tuple[str, Usage]:
         """Return the reply's text without reasoning blocks, and its usage."""
@@ -270,52 +242,6 @@ class LLMClient:
                 attempts=2,
             ) from None
 
-    def _to_reply(
-        self,
-        completion: Any,
-        sent: list[dict],
-        elapsed_ms: int,
-        attempts: int,
-        mode: str = "text",
-    ) -> ChatReply:
-        choices = getattr(completion, "choices", None) or []
-        if not choices:
-            raise LLMError(
-                f"LLM reply from {self.endpoint.base_url} has no choices",
-                endpoint=self.endpoint.base_url,
-                status=200,
-                attempts=attempts,
-            )
-        message = choices[0].message
-        calls = tuple(
-            ToolCall(c.id, c.function.name, c.function.arguments or "")
-            for c in (message.tool_calls or ())
-            if getattr(c, "function", None) is not None
-        )
-        content = message.content or ""
-        usage = getattr(completion, "usage", None)
-        prompt = getattr(usage, "prompt_tokens", 0) or 0
-        made = getattr(usage, "completion_tokens", 0) or 0
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = getattr(details, "cached_tokens", 0) or 0
-        model = getattr(completion, "model", None) or self.endpoint.model
-        record = CallRecord(
-            role=self.role,
-            model=model,
-            prompt_tokens=prompt,
-            completion_tokens=made,
-            elapsed_ms=elapsed_ms,
-            messages=tuple(sent),
-            response=content,
-            tool_calls=tuple((c.name, c.arguments) for c in calls),
-            attempts=attempts,
-            cost_usd=self.settings.prices.cost(model, prompt, made),
-            mode=mode,
-            cached_tokens=cached if isinstance(cached, int) else 0,
-            first_token_ms=first_token_ms(completion, elapsed_ms),
-        )
-        return ChatReply(content, calls, choices[0].finish_reason, Usage((record,)))
-
     def close(self) -> None:
         """Release the HTTP connections."""
         self._transport.close()
@@ -351,14 +277,3 @@ def client_for(
         cancelled=cancelled,
         **kwargs,
     )
-
-
-def first_token_ms(completion: Any, elapsed_ms: float) -> int | None:
-    """Return the milliseconds until the first generated token of a call that
-    was not streamed: its whole time less the generation time the server
-    reports (llama.cpp's ``timings.predicted_ms``), else None."""
-    timings = getattr(completion, "timings", None)
-    generating = timings.get("predicted_ms") if isinstance(timings, dict) else None
-    if not isinstance(generating, int | float) or generating < 0:
-        return None
-    return max(0, round(elapsed_ms - generating))
