@@ -23,6 +23,9 @@ A number is not computed by a command whose output also reports an error
 (``find: 'logs': No such file or directory``, ``bash: line 1: dir: unbound
 variable``): ``find $dir | wc -l`` with ``$dir`` unset, or ``wc -l`` over a
 path that does not exist, prints a count of what was not there.
+
+What the request asks for (a count, a sum, the lines that hold a word) is read
+in ``roles.asked``.
 """
 
 from __future__ import annotations
@@ -31,17 +34,15 @@ import re
 import shlex
 from collections.abc import Iterable
 
+from roles.asked import ALL_LINES, SOME_LINES, asks_for_sum, counted_word
+
+# roles.invented imports these three from here.
+from roles.asked import asks_for_aggregate as asks_for_aggregate
+from roles.asked import asks_for_count as asks_for_count
+from roles.asked import asks_for_file_count as asks_for_file_count
 from roles.evidence import parse_evidence, split_exit_code
 
-AGGREGATE = re.compile(
-    r"\b(how many|total|sum|count|number of|average|mean)\b", re.IGNORECASE
-)
 RESULT_NUMBERS = 3
-# A sum or an average (not a count): awk, bc and friends print 0 for a field
-# that holds text or does not exist, so a computed 0 is a sign of the wrong
-# column far more often than a real total.
-SUM = re.compile(r"\b(total|sum|average|mean)\b", re.IGNORECASE)
-COUNT = re.compile(r"\b(how many|count|number of)\b", re.IGNORECASE)
 # A command's own error line: ``prog: [line N: ]…: <error>``.
 ERROR_LINE = re.compile(
     r"^[\w./+-]+: (?:line \d+: )?.*?(?:unbound variable|No such file or directory"
@@ -53,51 +54,14 @@ ERROR_LINE = re.compile(
 COUNTER = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b")
 # A command that lists files or lines: printing nothing, it found nothing.
 LISTER = re.compile(r"\b(?:find|grep|rg|ls)\b")
-# "How many lines does FILE have", "count the lines of FILE": every line of a
-# file, not the lines that hold something ("lines that contain ERROR").
-ALL_LINES = re.compile(
-    r"\b(?:how many lines (?:does|do|has|have|are in|in|is in)"
-    r"|(?:count|number of) (?:the )?lines (?:of|in))\b",
-    re.IGNORECASE,
-)
-SOME_LINES = re.compile(
-    r"\b(?:contain\w*|match\w*|mention\w*|with|that|which|where|start\w*|end\w*"
-    r"|hold\w*|non-?empty|blank|empty|unique|distinct)\b",
-    re.IGNORECASE,
-)
-# The word a count is of: "lines that contain ERROR", "lines containing the
-# word 'timeout'". Only a quoted word, one after "the word/string", or one in
-# capitals counts: "with amount over 1000" names a column, not a word to count.
-COUNTED_WORD = re.compile(
-    r"\b(?:contain(?:s|ing)?|mention(?:s|ing)?|hold(?:s|ing)?|match(?:es|ing)?)\s+"
-    r"(?:the\s+(?:word|string|text|term)\s+)?"
-    r"(?:(?P<q>['\"`])(?P<quoted>[^'\"`\n]+)(?P=q)|(?P<bare>[A-Za-z_][\w.-]*))"
-)
-# "How many Python files", "the number of .py files", "count the directories":
-# a count of files, which a listing piped into a counter computes. The words
-# between may not make it a count of something in the files ("how many lines
-# in the files").
-_NOT_FILES = r"(?:lines?|words?|bytes?|char\w*|rows?|in|of|do|does|did|have|has|are|is)"
-FILES_COUNTED = re.compile(
-    r"\b(?:how many|number of|count(?:\s+of)?(?:\s+the)?)\s+"
-    rf"(?!{_NOT_FILES}\b)(?:(?!{_NOT_FILES}\b)[\w.*'-]+\s+){{0,3}}"
-    r"(?:files|directories|folders|scripts|modules)\b",
-    re.IGNORECASE,
-)
 # A quoted CSV field that holds a comma: awk -F, and cut -d, split inside it.
 QUOTED_COMMA = re.compile(r'(?:^|,)"[^"\n]*,[^"\n]*"(?=,|\r?$)', re.MULTILINE)
 INVERTED = re.compile(r"\bgrep\b[^|;&]*\s(?:-\w*v\w*|--invert-match)\b")
-WORD_INTRO = re.compile(r"\bthe\s+(?:word|string|text|term)\s+$", re.IGNORECASE)
 # A number standing on its own: not a digit run inside a path, a name or a date.
 # A grouped number (10,000) is one number.
 NUMBER = re.compile(
     r"(?<![\w./:-])(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?![\w/-]|\.\d)"
 )
-
-
-def asks_for_aggregate(*texts: str) -> bool:
-    """Return True when any of ``texts`` asks for a count, a total or an average."""
-    return any(AGGREGATE.search(text or "") for text in texts)
 
 
 def is_number(fact: str) -> bool:
@@ -147,17 +111,6 @@ def _same(a: str, b: str) -> bool:
         return float(a.replace(",", "")) == float(b.replace(",", ""))
     except ValueError:
         return a == b
-
-
-def asks_for_sum(*texts: str) -> bool:
-    """Return True when ``texts`` ask for a sum or an average and not a count."""
-    joined = "\n".join(t or "" for t in texts)
-    return SUM.search(joined) is not None and COUNT.search(joined) is None
-
-
-def asks_for_count(*texts: str) -> bool:
-    """Return True when ``texts`` ask how many of something there are."""
-    return any(COUNT.search(text or "") for text in texts)
 
 
 def shows_nothing(entries: Iterable[str]) -> bool:
@@ -266,38 +219,6 @@ def csv_total_command(path: str, column: int, *, average: bool = False) -> str:
         f"s={total}; print(int(s) if s==int(s) else s)"
     )
     return f"python3 -c '{program}' {shlex.quote(path)}"
-
-
-def counted_word(request: str) -> str:
-    """Return the word a count question counts ("ERROR" in "how many lines
-    contain ERROR"), else ""."""
-    if not asks_for_count(request):
-        return ""
-    for found in COUNTED_WORD.finditer(request or ""):
-        if found["quoted"]:
-            return found["quoted"]
-        word = found["bare"]
-        introduced = WORD_INTRO.search(request[: found.start("bare")])
-        if introduced or (word.isupper() and len(word) > 1):
-            return word.rstrip(".")
-    return ""
-
-
-def unguarded_words(request: str) -> set[str]:
-    """Return, lower-cased, the words a count question counts lines by that
-    ``counted_word`` does not take ("errors" in "how many lines contain
-    errors"): no rule checks that the count looks for them."""
-    taken = counted_word(request).lower()
-    words = {
-        (found["quoted"] or found["bare"]).rstrip(".").lower()
-        for found in COUNTED_WORD.finditer(request or "")
-    }
-    return words - {taken}
-
-
-def asks_for_file_count(*texts: str) -> bool:
-    """Return True when ``texts`` ask how many files (or directories) there are."""
-    return any(FILES_COUNTED.search(text or "") for text in texts)
 
 
 def counts_lines_of_files(value: str, entries: Iterable[str]) -> str:

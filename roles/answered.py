@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from roles.aggregate import NUMBER, asks_for_aggregate
+from roles.aggregate import NUMBER
+from roles.asked import asks_for_aggregate
 from roles.contracts import CriterionVerdict, SubTaskOutcome
 from roles.facts import output_text
 from roles.requested import MAKES

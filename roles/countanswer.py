@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from roles.aggregate import asks_for_count, unguarded_words
+from roles.asked import asks_for_count, unguarded_words
 from roles.patterns import NEVER_MATCHES, PLACEHOLDERS, undelimited
 
 # Lines a count is stated in. A pattern that finds none of them, and demands no

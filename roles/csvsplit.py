@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from roles.aggregate import QUOTED_COMMA, asks_for_sum, column_total_command, printers
+from roles.aggregate import QUOTED_COMMA, column_total_command, printers
+from roles.asked import asks_for_sum
 from roles.evidence import parse_evidence
 
 SPLITS_AT_COMMAS = re.compile(

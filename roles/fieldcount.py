@@ -17,7 +17,8 @@ import shlex
 from collections import Counter
 from collections.abc import Iterable
 
-from roles.aggregate import asks_for_count, is_path, looks_for, printers
+from roles.aggregate import is_path, looks_for, printers
+from roles.asked import asks_for_count
 from roles.evidence import parse_evidence, split_exit_code
 
 _FIELDS = r"(?i:level|status|severity|state|priority|category|type|kind)"

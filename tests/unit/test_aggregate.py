@@ -4,14 +4,12 @@ import pytest
 
 from roles.aggregate import (
     NUMBER,
-    asks_for_aggregate,
-    asks_for_file_count,
     column_total_command,
     computed,
-    counted_word,
     line_count_command,
     word_count_command,
 )
+from roles.asked import asks_for_aggregate, asks_for_file_count, counted_word
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 from roles.fieldcount import field_value
