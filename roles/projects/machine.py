@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from roles.projects.assessment import on_assessor
 from roles.projects.config import DEFAULT_CONFIG, ProjectConfig
 from roles.projects.contracts import (
-    AssessorVerdict,
     DoneEntry,
     ImplementationResult,
     QAVerdict,
@@ -31,7 +31,6 @@ from roles.projects.events import (
     StopTask,
 )
 from roles.projects.routing import (
-    after_assessor,
     after_mark_complete,
     after_qa,
     after_task_planner,
@@ -53,7 +52,6 @@ from roles.projects.state import (
     update,
 )
 from roles.projects.window import (
-    Window,
     add_done,
     clear_carry_forward,
     with_carry_forward,
@@ -82,7 +80,7 @@ def step(
         "plan": _on_plan,
         "run": _on_run,
         "qa": _on_qa,
-        "assessor": _on_assessor,
+        "assessor": on_assessor,
     }
     return handlers[event.kind](state, event, config)
 
@@ -265,96 +263,6 @@ def _skips_as_claim(state: ProjectState, actions: tuple[Action, ...]) -> Result:
     )
     state = update(state, skips=0, claims=state.claims + 1)
     return ask_assessor(state, "milestone_done", context, actions)
-
-
-def _on_assessor(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
-    verdict: AssessorVerdict = event.verdict
-    state = update(state, tasks_since_review=0, correction_hint="")
-    route = after_assessor(verdict, state.milestone_index, len(state.milestones))
-    if route == "next_milestone":
-        state = update(
-            state,
-            milestone_index=state.milestone_index + 1,
-            window=Window(),
-            claims=0,
-            skips=0,
-        )
-        return ask_task_planner(state)
-    if route == "report":
-        return _report(state)
-    if route == "scope_agent":
-        return _rescope(state, verdict, config)
-    if state.claims >= config.max_claims:
-        return _rescope(state, _refused_claims(state, verdict, config), config)
-    if verdict.verdict == "aligned":
-        # A refused "done" claim: the hint is why, so the TaskPlanner hears it.
-        hint = verdict.correction_hint if state.claims else ""
-        return ask_task_planner(update(state, correction_hint=hint))
-    problem = escalate(
-        "minor_drift",
-        milestone_index=state.milestone_index,
-        detail=verdict.correction_hint,
-        config=config,
-    )
-    window = clear_carry_forward(state.window)
-    state = update(state, correction_hint=verdict.correction_hint, window=window)
-    return ask_task_planner(state, (RecordEscalation(event=problem),))
-
-
-def _report(state: ProjectState) -> Result:
-    """End the project: complete only when some task's changed files passed QA.
-
-    Skips are the TaskPlanner's word that the work is there; when every task
-    was skipped, the repository shows none of the request's work, and
-    "complete" would be a claim without evidence.
-    """
-    count = len(state.milestones)
-    if not state.changed_tasks:
-        done = state.completed_tasks
-        skipped = f"all {done} tasks done were skips" if done else "no task was done"
-        reason = (
-            f"the Assessor judged the {count} milestone(s) complete, but no task "
-            f"changed a file ({skipped}): the repository shows none of the "
-            "request's work"
-        )
-        finish = FinishProject(status="failed", reason=reason)
-        return update(state, phase="failed", awaiting=""), [finish]
-    done = f"all {count} milestone{'s' if count != 1 else ''} complete"
-    finish = FinishProject(status="complete", reason=done)
-    return update(state, phase="complete", awaiting=""), [finish]
-
-
-def _refused_claims(
-    state: ProjectState, verdict: AssessorVerdict, config: ProjectConfig
-) -> AssessorVerdict:
-    """Return the divergence of a milestone whose "done" claim keeps being refused."""
-    why = verdict.correction_hint or verdict.divergence_analysis
-    analysis = (
-        f"The TaskPlanner claimed milestone {state.milestone_index + 1} done "
-        f"{state.claims} times in a row and the Assessor refused each claim"
-        + (f": {why}" if why else ".")
-    )
-    text = analysis[: config.divergence_chars]
-    return AssessorVerdict(verdict="major_divergence", divergence_analysis=text)
-
-
-def _rescope(
-    state: ProjectState, verdict: AssessorVerdict, config: ProjectConfig
-) -> Result:
-    analysis = verdict.divergence_analysis
-    problem = escalate(
-        "major_divergence",
-        milestone_index=state.milestone_index,
-        detail=analysis,
-        config=config,
-    )
-    actions = (RecordEscalation(event=problem),)
-    if state.rescopes >= config.max_rescopes:
-        reason = f"still diverging after {state.rescopes} re-scopes: {analysis}"
-        finish = FinishProject(status="failed", reason=reason)
-        return update(state, phase="failed", awaiting=""), [*actions, finish]
-    state = update(state, rescopes=state.rescopes + 1, claims=0, skips=0)
-    return ask_scope_agent(state, analysis, actions)
 
 
 def _cancel(state: ProjectState) -> Result:
