@@ -9,6 +9,7 @@ answer, or one without evidence, given while turns remain is sent back once
 (``roles.executor_review``).
 The final message is ``{"status": "completed|uncertain|failed", "output": …}``;
 anything else is kept as an ``uncertain`` result with the raw text as output.
+The prompt and the messages of an attempt are in ``roles.executor_prompts``.
 
 Offline: the subtask's ``intent`` is the exact command line (the offline planner
 also puts ``command: <line>`` in ``context``); it runs through the same shell
@@ -25,11 +26,11 @@ from typing import Any
 
 from roles.callcycle import LAP_ENDED, LAP_WARNING, Laps
 from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
+from roles.executor_prompts import build_messages
 from roles.executor_review import reviewer
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.llm import LLMCancelled, LLMError, Usage
 from roles.offline import OfflineModel
-from roles.toolclass import describe
 from roles.toolloop import (
     NO_MORE_CALLS,
     AnswerNow,
@@ -47,8 +48,6 @@ FINAL_SCHEMA = {
     "required": ["status", "output"],
 }
 RESULT_CAP = 100_000
-PRIOR_CAP = 4000
-PREVIOUS_CALLS = 10
 # Said as a next step, not as a failure: a small model reports "duplicate call
 # blocked" as the subtask's failure when the warning reads like an error.
 ADVICE_CAP = 400
@@ -278,89 +277,3 @@ class _Metered:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
-
-
-SYSTEM_PROMPT = """You are R3, the Executor of artoo. You carry out exactly one \
-subtask with tools and report what the tools showed.
-
-Workspace (the shell's working directory and the root of relative paths): \
-{workspace}
-Tools: {tools}.{blocked}
-
-Rules:
-- Call one tool at a time and wait for its real result; never invent or predict \
-tool output. The shell result starts with "[exit code N]".
-- Every call is recorded as evidence. The validator checks each success \
-criterion against the tool outputs, not against your claims.
-- Let tools compute: count, sum, find and measure with a command that prints \
-the result (wc -l, grep -c, awk, find, du), then report the number it printed; \
-never count or add up by reading a file yourself.
-- Never guess a path or a file name: find it first (glob, grep -rln, find) \
-and read only files a tool showed you. A function, setting or word is found \
-inside files: grep -rn 'NAME' DIR.
-- One failed call is not failure: try another way before you report failed.
-- Do not repeat a call with identical arguments: a repeat is blocked once, a \
-second repeat ends your tool calls and you must answer from what you have.
-- Destructive calls (deleting, overwriting) wait for the operator's approval. \
-A "[LAW1] … denied by the operator" result means: do not do it; find another \
-way or report failure.
-- You have at most {max_turns} model turns. Answer as soon as the criteria are met.
-
-When done, reply with only this JSON object, nothing before or after it:
-{{"status": "completed|uncertain|failed", "output": <the result: the answer, \
-data or file paths>}}
-completed = done and shown by tool output; uncertain = genuinely ambiguous and \
-no tool can settle it; failed = it cannot be done (say why in output)."""
-
-
-def build_messages(
-    subtask: SubTask,
-    toolbox: Toolbox,
-    correction: CorrectionSignal | None,
-    prior_outputs: str,
-    attempt: int,
-    max_turns: int,
-) -> list[dict[str, str]]:
-    """Return the executor's system and user messages for one attempt."""
-    names = ", ".join(s.name for s in toolbox.specs()) or "none"
-    blocked = [describe(t) for t in sorted(toolbox.blocked_tools)]
-    note = f" Blocked by GGS (do not try): {', '.join(blocked)}." if blocked else ""
-    system = SYSTEM_PROMPT.format(
-        workspace=toolbox.workspace, tools=names, blocked=note, max_turns=max_turns
-    )
-    task = {
-        "subtask_id": subtask.subtask_id,
-        "intent": subtask.intent,
-        "success_criteria": [_criterion_text(c) for c in subtask.success_criteria],
-        "context": subtask.context,
-    }
-    parts = [f"Execute this SubTask:\n{json.dumps(task, ensure_ascii=False, indent=2)}"]
-    if prior_outputs.strip():
-        parts.append(
-            "Outputs of earlier subtasks of this task (use them as input, do not "
-            f"redo them):\n{head_tail(prior_outputs.strip(), PRIOR_CAP)}"
-        )
-    if correction is not None:
-        earlier = toolbox.evidence[-PREVIOUS_CALLS:] if attempt > 1 else []
-        parts.append(_correction_text(correction, attempt, earlier))
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": "\n\n".join(parts)},
-    ]
-
-
-def _correction_text(correction: CorrectionSignal, attempt: int, earlier) -> str:
-    calls = "\n".join(f"- {entry}" for entry in earlier) or "none"
-    return (
-        f"CORRECTION (this is attempt {attempt}): the previous attempt did not meet "
-        "the success criteria. Re-execute using a DIFFERENT approach.\n"
-        f"Failed criterion: {correction.failed_criterion or 'unspecified'}\n"
-        f"Failure class: {correction.failure_class or 'unspecified'}\n"
-        f"What was wrong: {correction.what_was_wrong or 'unspecified'}\n"
-        f"What to do instead: {correction.what_to_do or 'unspecified'}\n"
-        f"Previous tool calls (do not repeat these):\n{calls}"
-    )
-
-
-def _criterion_text(criterion: Any) -> str:
-    return criterion if isinstance(criterion, str) else criterion.criterion
