@@ -4,6 +4,7 @@
 GGS state, and returns the PlanDirective or FinalResult to send, the next state
 and the Megrams to write. It never reads a clock: Megram ids and times come from
 the injected ``id_factory`` and ``now``, and stay empty otherwise.
+The state and the results it hands back are in ``roles.ggs_state``.
 
 The decision follows spec v0.8 §R7: Ω ≥ θ → abandon; D ≤ δ → success; then
 |∇L| ≥ ε (signal) and P > ρ (logical) choose among break_symmetry,
@@ -14,17 +15,10 @@ turn an action into abandon, never a success.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from pydantic import ConfigDict, Field
 
 from roles.contracts import (
-    Contract,
-    FinalResult,
-    Loss,
-    MacroState,
     Megram,
     OutcomeSummary,
     PlanDirective,
@@ -43,6 +37,13 @@ from roles.ggs_output import (
     failure_class,
     is_failed_result,
     terminal_rationale,
+)
+from roles.ggs_state import (
+    GGSState,
+    StepResult,
+    final_result,
+    forced_abandon,
+    state_after,
 )
 from roles.ggs_summary import abandon_reason, accept_summary, terminal_report
 from roles.loss import (
@@ -66,41 +67,6 @@ __all__ = [
 ]
 
 TERMINAL = frozenset({"accept", "success", "abandon"})
-
-
-class GGSState(Contract):
-    """What GGS remembers about a run between rounds; ``GGSState()`` is round 0."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    l_prev: float | None = None
-    replans: int = Field(default=0, ge=0)
-    worsening_count: int = Field(default=0, ge=0)
-    tried_targets: list[str] = Field(default_factory=list)
-    prev_directive: MacroState = "init"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the state as plain JSON data for the Run row."""
-        return self.model_dump(mode="json")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GGSState:
-        """Return the state stored by ``to_dict``; raise ValidationError if bad."""
-        return cls.model_validate(data)
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """The outcome of one GGS step."""
-
-    output: PlanDirective | FinalResult
-    state: GGSState
-    megrams: list[Megram] = field(default_factory=list)
-
-    @property
-    def directive(self) -> str:
-        """Return the macro-state chosen this round."""
-        return self.output.directive
 
 
 @dataclass(frozen=True)
@@ -179,7 +145,7 @@ def _accept(
     rnd = Round(d, p, omega, loss, _gradient(loss, state), state.replans, "accept")
     content = terminal_content("accept", message.outcomes, message.summary, "")
     summary = accept_summary(message.summary, given.run_outcomes, message.outcomes)
-    result = _final(
+    result = final_result(
         state,
         message.task_id,
         rnd,
@@ -187,7 +153,7 @@ def _accept(
     )
     return StepResult(
         output=result,
-        state=_next_state(state, rnd, state.tried_targets),
+        state=state_after(state, rnd, state.tried_targets),
         megrams=[_terminal_megram(message.task_id, "accept", content, given)],
     )
 
@@ -203,7 +169,7 @@ def _replan(
     failing = calls_of(o for o in message.outcomes if o.status == "failed")
     latest = failed_targets(failing)
     tried = dedupe([*state.tried_targets, *latest])
-    next_state = _next_state(state, rnd, tried)
+    next_state = state_after(state, rnd, tried)
     if rnd.directive in TERMINAL:
         return _terminal(state, message, rnd, config, given, next_state)
     directive = PlanDirective(
@@ -270,39 +236,12 @@ def _terminal(
     gap = message.gap_summary
     summary, output = terminal_report(rnd, given.run_outcomes, gap, config)
     rationale = terminal_rationale(rnd, config, gap)
-    result = _final(state, message.task_id, rnd, (summary, output, rationale))
+    result = final_result(state, message.task_id, rnd, (summary, output, rationale))
     reason = abandon_reason(rnd, given.run_outcomes, gap)
     result = result.model_copy(update={"reason": reason})
     content = terminal_content(rnd.directive, message.outcomes, summary, gap)
     megram = _terminal_megram(message.task_id, rnd.directive, content, given)
     return StepResult(output=result, state=next_state, megrams=[megram])
-
-
-def _final(
-    state: GGSState, task_id: str, rnd: Round, text: tuple[str, Any, str]
-) -> FinalResult:
-    summary, output, rationale = text
-    return FinalResult(
-        task_id=task_id,
-        summary=summary,
-        output=output,
-        loss=rnd.loss,
-        grad_l=rnd.grad,
-        replans=rnd.replans,
-        prev_directive=state.prev_directive,
-        directive=rnd.directive,
-        rationale=rationale,
-    )
-
-
-def _next_state(state: GGSState, rnd: Round, tried: list[str]) -> GGSState:
-    return GGSState(
-        l_prev=rnd.l,
-        replans=rnd.replans,
-        worsening_count=rnd.worsening_count,
-        tried_targets=list(tried),
-        prev_directive=rnd.directive,
-    )
 
 
 def _terminal_megram(task_id: str, state: str, content: str, given: _Given) -> Megram:
@@ -313,34 +252,4 @@ def _terminal_megram(task_id: str, state: str, content: str, given: _Given) -> M
         state,
         now=given.now,
         id_factory=given.id_factory,
-    )
-
-
-def forced_abandon(
-    state: GGSState,
-    task_id: str,
-    summary: str,
-    rationale: str,
-    last_loss: Loss | None = None,
-    config: GGSConfig = GGSConfig(),  # noqa: B008 (frozen, shared default)
-    reason: str = "",
-) -> FinalResult:
-    """Return the FinalResult of a run ended from outside the loop.
-
-    Cancel, a handler that keeps failing and the run deadline end a run without a
-    verdict; the loss is the last round's, or, before any round, nothing verified
-    (D 1), nothing known about the cause (P 0.5) and no budget spent.
-    """
-    loss = last_loss or Loss(
-        D=1.0, P=0.5, Omega=0.0, L=total_loss(1.0, 0.5, 0.0, config)
-    )
-    return FinalResult(
-        task_id=task_id,
-        summary=summary,
-        loss=loss,
-        replans=state.replans,
-        prev_directive=state.prev_directive,
-        directive="abandon",
-        rationale=rationale,
-        reason=reason,
     )
