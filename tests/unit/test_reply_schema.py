@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from roles.agent_validator import ValidatorReply
 from roles.meta_validator import MetaReply
-from roles.planner import PlanReply
+from roles.planner_replies import PlanReply
 from roles.schemas import MAX_ITEMS, reply_schema
 
 TYPES = {

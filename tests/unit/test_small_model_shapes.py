@@ -13,7 +13,7 @@ from roles.contracts import Criterion, describe_check, normalise_criterion
 from roles.jsonparse import parse_as
 from roles.meta_validator import CriterionResult, MetaReply
 from roles.perceiver import PerceiverReply
-from roles.planner import NextMovesReply, PlanReply
+from roles.planner_replies import NextMovesReply, PlanReply
 from roles.schemas import keep_criteria
 
 
