@@ -34,14 +34,14 @@ from typing import Any
 from roles.evidence import format_evidence
 from roles.llm import ToolSpec
 from roles.toolloop import ToolError, ToolPaused
-from roles.tools import files, web
+from roles.tools import files, shell_hints, web
 from roles.tools.access import for_policy
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
 from roles.tools.sandbox import Sandbox, give_to_sandbox
-from roles.tools.shell import kill_group, run_shell, with_hint
+from roles.tools.shell import kill_group, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
 
 __all__ = [
@@ -166,7 +166,7 @@ class Toolbox:
                 if output is None:
                     output = self._run(name, args)
             if name == "shell":
-                output = with_hint(output, args.get("command", ""))
+                output = shell_hints.with_hint(output, args.get("command", ""))
                 output += self.files.denied_copies(output)
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)

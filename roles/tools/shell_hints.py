@@ -1,0 +1,95 @@
+"""The hint a shell result gets when it says what is wrong but not what to do.
+
+An unset variable, an awk over a CSV file with no field separator, a program
+that is not installed, a script file that is not valid Python: each result
+keeps its text and gains one bracketed line that says what to do instead::
+
+    [exit code 127]
+    bash: line 1: xsv: command not found
+    [xsv is not installed here: do the same with standard tools (…) or python3]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+from roles.tools.shell import parse_shell_output
+
+_NOT_FOUND = re.compile(r"(?:^|: )([\w.+-]+): command not found$", re.MULTILINE)
+_UNBOUND = re.compile(
+    r"^(?:/[\w/]*/)?bash: (?:line \d+: )?([\w]+): unbound variable$", re.M
+)
+_SEPARATORS = frozenset({"|", ";", "&&", "||", "&"})
+_SYNTAX = re.compile(r'File "([^"\n]+\.py)", line \d+\n(?:.*\n)*?\w*SyntaxError:')
+
+
+def with_hint(result: str, command: str = "") -> str:
+    """Return a shell result, with a hint when it says what is wrong but not
+    what to do.
+
+    ``$dir: unbound variable`` means the command used a variable no earlier
+    command could set (each command runs in a fresh shell); the hint says to
+    write the value itself. ``xsv: command not found`` (exit code 127) says
+    which tool is missing; a small model retries it. The hint names what is
+    here. A ``SyntaxError`` in a script usually means the file holds the text
+    the script should print (``echo 'hello' > hello.py``); the hint says what a
+    script file holds. ``awk '{s+=$4} END{print s}' sales.csv`` prints 0 or
+    nothing (awk splits on blanks, a CSV line has none); the hint names ``-F,``.
+    """
+    code, text = parse_shell_output(result)
+    unset = _UNBOUND.findall(text)
+    if unset:
+        names = ", ".join(f"${name}" for name in dict.fromkeys(unset))
+        return (
+            f"{result.rstrip()}\n[{names} is not set: each command runs in a fresh "
+            "shell, so write the path or value itself in the command]"
+        )
+    if code == 0 and text.strip() in ("", "0") and awk_over_csv(command):
+        return (
+            f"{result.rstrip()}\n[awk splits fields on blanks and a CSV line has "
+            "none, so $N is empty: give the comma as the separator, awk -F, "
+            "'NR>1{s+=$N} END{print s}' FILE, with N the column's number in the "
+            "header (head -1 FILE)]"
+        )
+    missing = _NOT_FOUND.findall(text) if code == 127 else []
+    if missing:
+        names = ", ".join(dict.fromkeys(missing))
+        return (
+            f"{result.rstrip()}\n[{names} is not installed here: do the same with "
+            "standard tools (awk, sed, cut, sort, wc, grep) or python3]"
+        )
+    broken = _SYNTAX.search(text) if code else None
+    if broken:
+        return (
+            f"{result.rstrip()}\n[{broken.group(1)} is not valid Python: a script "
+            "file holds code, not the text it should print; to print a line it "
+            "holds print('the line'). Write it with write_file, then run it again]"
+        )
+    return result
+
+
+def awk_over_csv(command: str) -> bool:
+    """Return True when ``command`` runs awk on a .csv file with no field
+    separator (no ``-F``, no ``FS=``)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return False
+    segment: list[str] = []
+    for token in [*tokens, ";"]:
+        if token not in _SEPARATORS:
+            segment.append(token)
+            continue
+        if segment and os.path.basename(segment[0]) in ("awk", "gawk", "mawk"):
+            args = segment[1:]
+            separated = any(
+                a.startswith("-F") or re.search(r"\bFS\s*=", a) for a in args
+            )
+            if not separated and any(a.endswith(".csv") for a in args):
+                return True
+        segment = []
+    return False
