@@ -30,7 +30,8 @@ from roles.contracts import (
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.offline_roles import OfflinePlanError, offline_subtasks
-from roles.plan_shape import names_tool, shape_plan, tell_blocked
+from roles.plan_blocks import names_tool, tell_blocked
+from roles.plan_shape import shape_plan
 from roles.planner_prompts import (
     accomplished_text,
     next_moves_messages,

@@ -4,9 +4,9 @@ import posixpath
 
 from roles.checks import evaluate_check
 from roles.contracts import SubTask
+from roles.plan_blocks import drop_blocked_paths
 from roles.plan_shape import (
     PROMPT_EXAMPLES,
-    drop_blocked_paths,
     drop_copied_examples,
     is_chain,
     join_chain,

@@ -15,7 +15,8 @@ from roles.contracts import (
 )
 from roles.offline import OfflineModel
 from roles.offline_roles import NO_ALTERNATIVE
-from roles.planner import names_tool, next_moves, plan
+from roles.plan_blocks import names_tool
+from roles.planner import next_moves, plan
 
 TODAY = date(2025, 3, 14)
 
