@@ -25,17 +25,19 @@ from roles.contracts import (
     ReplanRequest,
     SubTaskOutcome,
 )
+from roles.ggs_blocks import (
+    blocked_targets,
+    blocked_tools,
+    failed_targets,
+    is_failed_result,
+)
 from roles.ggs_megrams import action_megrams, calls_of, make_megram, terminal_content
 from roles.ggs_output import (
     Round,
     action_rationale,
-    blocked_targets,
-    blocked_tools,
     dedupe,
     failed_criterion,
-    failed_targets,
     failure_class,
-    is_failed_result,
     terminal_rationale,
 )
 from roles.ggs_state import (

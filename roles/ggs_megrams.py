@@ -3,7 +3,7 @@
 Terminal states write ``space intent:<task_id>``, ``entity env:local``; action
 states write ``space tool:<name>``, ``entity target:<value>`` for every distinct
 failing call: a call of a failed subtask whose own result failed (as for
-blocked targets, ``roles.ggs_output``); a file read by a subtask that then
+blocked targets, ``roles.ggs_blocks``); a file read by a subtask that then
 miscounted is no bad target. f, σ and k come from the quantization matrix (paper §6.3).
 """
 
