@@ -13,6 +13,7 @@ holds it to that: an accept with a failed, missing or ambiguous criterion is a
 rejection. A rejection, a model error or an unusable reply becomes a
 ReplanRequest that carries failing task-criteria verdicts, so GGS counts them in
 D instead of declaring success.
+An accepted merge is held to the facts the subtasks showed (``roles.merged``).
 
 The third ReplanRequest of a run recommends ``abandon`` (maxReplans = 3).
 """
@@ -34,9 +35,8 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
-from roles.evidence import parse_evidence
-from roles.facts import FACT, appears
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
+from roles.merged import evidence_note, grounded
 from roles.meta_reply import CriterionResult, MetaReply
 from roles.offline import OfflineModel
 from roles.planner_prompts import output_text
@@ -156,35 +156,6 @@ class _Replan:
             elapsed_ms=self.elapsed_ms,
             outcomes=self.outcomes,
         )
-
-
-def grounded(merged: Any, outcomes: Sequence[SubTaskOutcome]) -> Any:
-    """Return the model's merge when every fact it states is in the subtasks'
-    outputs or evidence; else the subtasks' own outputs (they passed R4a).
-
-    Facts are numbers and path-like words: what a small model invents.
-    """
-    own = "\n".join(t for t in (output_text(o.output) for o in outcomes) if t)
-    if merged is None or merged == "":
-        return own
-    text = merged if isinstance(merged, str) else json.dumps(merged, default=str)
-    sources = "\n".join([own, *(e for o in outcomes for e in o.tool_calls)])
-    if all(appears(fact, sources) for fact in FACT.findall(text)):
-        return merged
-    return own
-
-
-def evidence_note(outcomes: Sequence[SubTaskOutcome], limit: int = 3) -> str:
-    """Return "Evidence: …" naming the first successful tool calls of the round."""
-    named = []
-    for entry in (e for o in outcomes for e in o.tool_calls):
-        call = parse_evidence(entry)
-        if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
-            continue
-        named.append(f"{call.tool} `{call.target}`" if call.target else call.tool)
-        if len(named) == limit:
-            break
-    return f"Evidence: {'; '.join(named)}." if named else ""
 
 
 def _gap(failed: Sequence[SubTaskOutcome]) -> str:

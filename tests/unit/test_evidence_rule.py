@@ -100,21 +100,21 @@ def outcome(output: str, *calls: str):
 
 
 def test_a_merge_that_states_only_shown_facts_is_kept():
-    from roles.meta_validator import grounded
+    from roles.merged import grounded
 
     shown = outcome("42", wc("[exit code 0]\n42 data.txt"))
     assert grounded("data.txt has 42 lines", [shown]) == "data.txt has 42 lines"
 
 
 def test_a_merge_that_invents_a_fact_gives_way_to_the_subtasks_outputs():
-    from roles.meta_validator import grounded
+    from roles.merged import grounded
 
     shown = outcome("b.py", format_evidence("shell", {"command": "grep -l x"}, "b.py"))
     assert grounded("parse_config.py defines it (636 lines)", [shown]) == "b.py"
 
 
 def test_the_summary_names_its_evidence_and_skips_failed_calls():
-    from roles.meta_validator import evidence_note
+    from roles.merged import evidence_note
 
     refused = format_evidence("read_file", {"path": "/x"}, "ERROR: outside")
     shown = outcome("42", refused, wc("[exit code 0]\n42 data.txt"))
@@ -157,7 +157,7 @@ def test_a_validators_met_may_not_rest_on_the_claim():
 
 
 def test_a_merged_number_inside_a_longer_one_is_not_grounded():
-    from roles.meta_validator import grounded
+    from roles.merged import grounded
 
     shown = outcome("see log", format_evidence("read_file", {"path": "a"}, "2024"))
     assert grounded("24 lines", [shown]) == "see log"
