@@ -14,7 +14,8 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from roles.aggregate import QUOTED_COMMA, asks_for_count
+from roles.aggregate import QUOTED_COMMA
+from roles.asked import asks_for_count
 from roles.evidence import is_failed_call, parse_evidence, split_exit_code
 
 # "a quantity of 0", "status is 'shipped'", "region = EU", "the level: ERROR".

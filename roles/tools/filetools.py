@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from roles.toolloop import ToolError
-from roles.tools import files
+from roles.tools import files, shell_hints
 from roles.tools.access import READ, SEARCH, WRITE, Access
 
 # A path in a shell error line: "wc: /srv/x/a.csv: Permission denied",
@@ -134,6 +134,12 @@ class FileTools:
             return ""
         named = ", ".join(files.shown(f, self.workspace) for f in found)
         return f"; files named {path.name!r} under {base} it may read: {named}"
+
+    def hinted(self, output: str, command: str) -> str:
+        """Return a shell result with its hints (``shell_hints.with_hint``) and
+        the readable copies of what it was denied."""
+        output = shell_hints.with_hint(output, command)
+        return output + self.denied_copies(output)
 
     def denied_copies(self, output: str) -> str:
         """Return a hint for each path of a "Permission denied" line of a shell

@@ -34,7 +34,7 @@ from typing import Any
 from roles.evidence import format_evidence
 from roles.llm import ToolSpec
 from roles.toolloop import ToolError, ToolPaused
-from roles.tools import files, shell_hints, web
+from roles.tools import files, web
 from roles.tools.access import for_policy
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
@@ -166,8 +166,7 @@ class Toolbox:
                 if output is None:
                     output = self._run(name, args)
             if name == "shell":
-                output = shell_hints.with_hint(output, args.get("command", ""))
-                output += self.files.denied_copies(output)
+                output = self.files.hinted(output, args.get("command", ""))
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)
             raise
