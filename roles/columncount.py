@@ -1,4 +1,5 @@
-"""The command that counts the rows of a CSV file whose column holds a value.
+"""The commands that count a CSV file's rows by a column's value, and that find
+a column's highest or lowest value.
 
 "How many items in inventory.csv have a quantity of 0?" names a column of the
 file's header (``quantity``) and the value it must hold (``0``). A small model
@@ -6,6 +7,10 @@ that read the file states a count it made up, and "run a command that prints
 it (wc -l, grep -c, awk)" leaves it to guess which: ``grep -c 0`` counts every
 line with a 0 anywhere. Once the attempt has read the one CSV file, the column
 and the value are plain, and so is the command.
+
+"What is the highest price in prices.csv?" is answered by one of the values the
+file holds, so a claim that states one is shown by the file whichever value it
+is; only a command that compares them all shows which one is the highest.
 """
 
 from __future__ import annotations
@@ -24,6 +29,11 @@ _VALUE = (
     r"(?:(['\"`])(?P<quoted>[^'\"`\n]+)\1|(?P<bare>[\w.+-]+))"
 )
 NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+HIGHEST = r"highest|largest|biggest|maximum|max|greatest|most expensive"
+EXTREME = re.compile(
+    rf"\b(?:(?P<high>{HIGHEST})|lowest|smallest|minimum|min|least|cheapest)\b",
+    re.IGNORECASE,
+)
 
 
 def column_count_command(request: str, entries: Iterable[str]) -> str:
@@ -75,3 +85,27 @@ def _csv_reads(entries: Iterable[str]) -> dict[str, str]:
         if isinstance(path, str) and path.lower().endswith(".csv"):
             reads.setdefault(path, split_exit_code(call.output)[1])
     return reads
+
+
+def column_extreme_command(request: str, entries: Iterable[str]) -> str:
+    """Return an awk command printing the highest (or lowest) value of the one
+    column of the one CSV file the attempt read that ``request`` names and asks
+    the highest (lowest) of; else ""."""
+    asked = EXTREME.search(request)
+    reads = _csv_reads(entries) if asked else {}
+    if len(reads) != 1:
+        return ""
+    path, text = reads.popitem()
+    lines = text.strip().splitlines()
+    header = [field.strip() for field in lines[0].split(",")] if lines else []
+    named = [
+        index
+        for index, field in enumerate(header)
+        if field and re.search(rf"\b{re.escape(field)}\b", request, re.IGNORECASE)
+    ]
+    if len(named) != 1 or QUOTED_COMMA.search(text):
+        return ""
+    column = named[0] + 1
+    sign = ">" if asked["high"] else "<"
+    program = f"NR>1 && (!n++ || ${column}{sign}m) {{m=${column}}} END {{print m}}"
+    return f"awk -F, '{program}' {shlex.quote(path)}"

@@ -32,11 +32,12 @@ from roles.aggregate import (
     is_number,
     line_count_command,
     only_counted,
+    printers,
     shows_nothing,
     states_a_result,
     word_count_command,
 )
-from roles.columncount import column_count_command
+from roles.columncount import column_count_command, column_extreme_command
 from roles.contracts import ExecutionResult
 from roles.csvsplit import split_quoted
 from roles.facts import FACT, appears, output_text, unshown_facts
@@ -75,6 +76,9 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             shown += f"; {_compute(request, subtask, result)}"
         return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
     claim = output_text(result.output)
+    extreme = _unshown_extreme(request or subtask.intent, claim, result.tool_calls)
+    if extreme:
+        return extreme
     if not (aggregate and states_a_result(claim)):
         return ""
     summed = asks_for_sum(request, subtask.intent, subtask.context)
@@ -155,6 +159,23 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
         f"the claimed output states {named} as a total or count, but no tool computed "
         "it: a value read among others from a file or listing is data, not the "
         f"answer; {_compute(request, subtask, result)}; {NO_EVIDENCE}"
+    )
+
+
+def _unshown_extreme(request: str, claim: str, calls: list[str]) -> str:
+    """Return why a claimed highest (lowest) value of a CSV column is not shown
+    when no command printed it, with the command that does, else ""."""
+    command = column_extreme_command(request, calls)
+    if not (command and states_a_result(claim)):
+        return ""
+    numbers = [f for f in dict.fromkeys(FACT.findall(claim)) if is_number(f)]
+    shown = any(c and not e for f in numbers for c, e in printers(f, calls))
+    if not numbers or shown:
+        return ""
+    return (
+        f"the claimed {numbers[0]} is one of the values the file holds, which does "
+        "not show that it is the highest or lowest of them: call the shell tool "
+        f"with the command {command} and answer with its number; {NO_EVIDENCE}"
     )
 
 

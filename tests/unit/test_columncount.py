@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from roles.columncount import column_count_command
+from roles.columncount import column_count_command, column_extreme_command
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 from roles.invented import invented_facts
@@ -76,3 +76,46 @@ def test_an_invented_count_by_a_column_value_is_told_that_command():
         "call the shell tool with the command awk -F, 'NR>1 && $3==0 {n++} END "
         "{print n+0}' /srv/shop/shared/inventory.csv and answer with its number"
     ) in reason
+
+
+PRICES = "item,price\norbit-1,142.56\nwillow-2,188.28\nember-3,9.21\n"
+MIRROR = "/srv/mirror/exports/prices.csv"
+ASK = "Get the price list from http://x/prices.csv and tell me the highest price in it."
+
+
+def claimed(claim: str, *calls: str) -> str:
+    subtask = SubTask(subtask_id="s1", parent_task_id="t1", intent="Find it")
+    result = ExecutionResult(
+        subtask_id="s1", status="completed", output=claim, tool_calls=list(calls)
+    )
+    return invented_facts(subtask, result, ASK)
+
+
+def test_a_highest_value_read_among_the_others_is_told_the_command():
+    # unreachable-url, GGS round 1: the right 188.28, read from the mirror, was
+    # refused only because the validator quoted the claim.
+    command = column_extreme_command(ASK, [read(MIRROR, PRICES)])
+    assert command == (
+        "awk -F, 'NR>1 && (!n++ || $2>m) {m=$2} END {print m}' " + MIRROR
+    )
+    reason = claimed("The highest price is 188.28.", read(MIRROR, PRICES))
+    assert reason.startswith("the claimed 188.28 is one of the values the file holds")
+    assert f"call the shell tool with the command {command} and answer" in reason
+    # A wrong value read from the file is refused the same way.
+    assert claimed("The highest price is 142.56.", read(MIRROR, PRICES))
+    ran = format_evidence("shell", {"command": command}, "[exit code 0]\n188.28\n")
+    assert claimed("The highest price is 188.28.", read(MIRROR, PRICES), ran) == ""
+
+
+def test_the_lowest_value_and_what_leaves_it_open():
+    lowest = "What is the lowest price in /srv/mirror/exports/prices.csv?"
+    assert "$2<m" in column_extreme_command(lowest, [read(MIRROR, PRICES)])
+    # No extreme asked, no column named, no CSV read.
+    assert (
+        column_extreme_command("What is the price of orbit-1?", [read(MIRROR, PRICES)])
+        == ""
+    )
+    assert (
+        column_extreme_command("What is the highest one?", [read(MIRROR, PRICES)]) == ""
+    )
+    assert column_extreme_command(ASK, []) == ""
