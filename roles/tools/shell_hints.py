@@ -53,6 +53,14 @@ def with_hint(result: str, command: str = "") -> str:
             "'NR>1{s+=$N} END{print s}' FILE, with N the column's number in the "
             "header (head -1 FILE)]"
         )
+    fetcher = silent_fetch(command) if code == 0 and not text.strip() else ""
+    if fetcher:
+        return (
+            f"{result.rstrip()}\n[the pipeline printed nothing, and its exit code "
+            f"is its last program's: {fetcher} hides its own errors, so it may "
+            f"have fetched nothing; run {fetcher.split()[0]} alone without "
+            f"{fetcher.split()[1]} to see whether it reached the server]"
+        )
     missing = _NOT_FOUND.findall(text) if code == 127 else []
     if missing:
         names = ", ".join(dict.fromkeys(missing))
@@ -68,6 +76,39 @@ def with_hint(result: str, command: str = "") -> str:
             "holds print('the line'). Write it with write_file, then run it again]"
         )
     return result
+
+
+def silent_fetch(command: str) -> str:
+    """Return "curl -s" (or "wget -q") when ``command`` pipes that silenced
+    fetch into another program, else ""."""
+    segments = _segments(command)
+    if len(segments) < 2 or not segments[0] or segments[1:2] != [["|"]]:
+        return ""
+    name = os.path.basename(segments[0][0])
+    flags = [a for a in segments[0][1:] if re.fullmatch(r"-[A-Za-z]+-?", a)]
+    quiet = "s" if name == "curl" else "q" if name == "wget" else ""
+    silenced = any(quiet in f and "S" not in f for f in flags) if quiet else False
+    return f"{name} -{quiet}" if silenced else ""
+
+
+def _segments(command: str) -> list[list[str]]:
+    """Return the command's words and separators as runs: [[curl, -s, URL],
+    ["|"], [awk, …]]; [] when it does not split."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    runs: list[list[str]] = []
+    for token in tokens:
+        if token in _SEPARATORS:
+            runs.append([token])
+        elif runs and runs[-1][0] not in _SEPARATORS:
+            runs[-1].append(token)
+        else:
+            runs.append([token])
+    return runs
 
 
 def awk_over_csv(command: str) -> bool:

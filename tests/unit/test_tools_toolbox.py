@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from roles.evidence import parse_evidence
@@ -275,6 +277,27 @@ def test_a_command_that_is_not_installed_is_answered_with_what_to_use(tmp_path):
     )
     plain = Toolbox(tmp_path).call("shell", {"command": "echo 'x: command not found'"})
     assert plain == "[exit code 0]\nx: command not found\n"
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_a_silenced_fetch_piped_into_a_program_that_printed_nothing_gets_a_hint(
+    tmp_path,
+):
+    # unreachable-url: "curl -s URL | awk … | sort | head" exited 0 with no
+    # output, and the executor went on as if the price list were empty.
+    dead = "http://127.0.0.1:9/exports/prices.csv"
+    said = Toolbox(tmp_path).call(
+        "shell", {"command": f"curl -s {dead} | awk -F, '{{print $2}}' | head -n 1"}
+    )
+    assert said == (
+        "[exit code 0]\n[the pipeline printed nothing, and its exit code is its "
+        "last program's: curl -s hides its own errors, so it may have fetched "
+        "nothing; run curl alone without -s to see whether it reached the server]"
+    )
+    shown = Toolbox(tmp_path).call("shell", {"command": f"curl -sS {dead} | wc -c"})
+    assert "[the pipeline printed nothing" not in shown
+    quiet = Toolbox(tmp_path).call("shell", {"command": "printf '' | wc -c | head"})
+    assert quiet == "[exit code 0]\n0\n"
 
 
 def test_a_script_that_holds_its_output_instead_of_code_gets_a_hint(tmp_path):
