@@ -72,8 +72,12 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     if facts:
         named = ", ".join(repr(f) for f in facts[:5])
         shown = "which no tool output shows"
+        extreme = column_extreme_command(request or subtask.intent, result.tool_calls)
         if aggregate and any(is_number(f) for f in facts):
             shown += f"; {_compute(request, subtask, result)}"
+        elif extreme and any(is_number(f) for f in facts):
+            shown += f"; call the shell tool with the command {extreme} and answer "
+            shown += "with its number"
         return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
     claim = output_text(result.output)
     extreme = _unshown_extreme(request or subtask.intent, claim, result.tool_calls)

@@ -101,8 +101,12 @@ def test_a_highest_value_read_among_the_others_is_told_the_command():
     reason = claimed("The highest price is 188.28.", read(MIRROR, PRICES))
     assert reason.startswith("the claimed 188.28 is one of the values the file holds")
     assert f"call the shell tool with the command {command} and answer" in reason
-    # A wrong value read from the file is refused the same way.
+    # A wrong value read from the file is refused the same way, and so is one
+    # the file does not hold.
     assert claimed("The highest price is 142.56.", read(MIRROR, PRICES))
+    made_up = claimed("The highest price is 100.00.", read(MIRROR, PRICES))
+    assert made_up.startswith("the claimed output states '100.00', which no tool")
+    assert f"call the shell tool with the command {command} and answer" in made_up
     ran = format_evidence("shell", {"command": command}, "[exit code 0]\n188.28\n")
     assert claimed("The highest price is 188.28.", read(MIRROR, PRICES), ran) == ""
 
