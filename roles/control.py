@@ -27,7 +27,6 @@ from typing import get_args
 from roles import ggs
 from roles.contracts import (
     Control,
-    FinalResult,
     OutcomeSummary,
     PlanDirective,
     ReplanRequest,
@@ -35,6 +34,7 @@ from roles.contracts import (
 )
 from roles.ggs_megrams import make_megram, terminal_content
 from roles.ggs_output import Round, failure_class, terminal_rationale
+from roles.ggs_state import final_result
 from roles.ggs_summary import abandon_reason, terminal_report
 from roles.loss import GGSConfig
 
@@ -193,19 +193,9 @@ def _abandon(
     gap = message.gap_summary
     rnd = replace(rnd, directive="abandon")
     summary, output = terminal_report(rnd, given.run_outcomes, gap, config)
-    final = FinalResult(
-        task_id=message.task_id,
-        summary=summary,
-        output=output,
-        loss=rnd.loss,
-        grad_l=rnd.grad,
-        replans=rnd.replans,
-        prev_directive=state.prev_directive,
-        directive="abandon",
-        rationale=terminal_rationale(rnd, config, gap),
-        reason=abandon_reason(rnd, given.run_outcomes, gap),
-        control=name,
-    )
+    text = (summary, output, terminal_rationale(rnd, config, gap))
+    reason = abandon_reason(rnd, given.run_outcomes, gap)
+    final = final_result(state, message.task_id, rnd, text, reason=reason, control=name)
     megram = make_megram(
         f"intent:{message.task_id}",
         "env:local",

@@ -72,10 +72,15 @@ def state_after(state: GGSState, rnd: Round, tried: list[str]) -> GGSState:
 
 
 def final_result(
-    state: GGSState, task_id: str, rnd: Round, text: tuple[str, Any, str]
+    state: GGSState,
+    task_id: str,
+    rnd: Round,
+    text: tuple[str, Any, str],
+    **more: str,
 ) -> FinalResult:
     """Return the FinalResult of a run that ends at round ``rnd``; ``text`` is its
-    summary, output and rationale."""
+    summary, output and rationale, ``more`` its other text fields (``reason``,
+    ``control``)."""
     summary, output, rationale = text
     return FinalResult(
         task_id=task_id,
@@ -87,6 +92,7 @@ def final_result(
         prev_directive=state.prev_directive,
         directive=rnd.directive,
         rationale=rationale,
+        **more,
     )
 
 
