@@ -34,10 +34,11 @@ NAMED_PATH = re.compile(r"(?:~?/[\w.@+-]+(?:/[\w.@+-]+)*|\b[\w-]+\.[A-Za-z]\w{0,
 def drop_blocked_paths(
     subtasks: Sequence[SubTask], blocked_targets: Sequence[str], request: str
 ) -> tuple[list[SubTask], list[str]]:
-    """Return the subtasks without ``file_exists`` checks on a GGS-blocked path the
-    request does not ask to make, or on a path the request asks to delete (a
-    small planner checks that the file it is to delete exists, which fails once
-    it is deleted), and a note for each check dropped."""
+    """Return the subtasks without ``file_exists`` checks on a GGS-blocked path
+    (or one a blocked command names) the request does not ask to make, on a path
+    the request asks to delete (a small planner checks that the file it is to
+    delete exists, which fails once it is deleted), or on a path a request that
+    makes nothing names, and a note for each check dropped."""
     blocked = {posixpath.normpath(t.strip()) for t in blocked_targets if t.strip()}
     blocked |= {_norm(w) for t in blocked_targets for w in t.split()[1:] if "/" in w}
     deleted = {posixpath.normpath(p) for p in paths_to_delete(request)}
