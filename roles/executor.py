@@ -199,9 +199,11 @@ def parse_final(text: str) -> tuple[str, Any, str | None]:
 
 
 class _RepeatGuard:
-    """Block a call identical to the previous one; on the second repeat, end the
-    calls: the model answers from the results it has (a small model that ran a
-    script and got its output ran it twice more, and the attempt used to fail).
+    """Block a call identical to the previous one, or one that would start a
+    third round of a cycle of calls whose results did not change
+    (``roles.callcycle``); on the second repeat (or cycle), end the calls: the
+    model answers from the results it has (a small model that ran a script and
+    got its output ran it twice more, and the attempt used to fail).
 
     The warning repeats the correction this attempt answers (``advice``): a
     small model that reads the same file again has lost it among the results.
