@@ -11,7 +11,9 @@ the executor's "failed"; a second failure fails the subtask as any failure does.
 - A read of a file that is not there (or that GGS blocked, or that the run's
   user may not read), whose error names files of that name elsewhere or of that
   stem with another extension (``roles.tools.files``, ``roles.tools.filetools``):
-  the file asked for is most likely one of them.
+  the file asked for is most likely one of them. A shell command told "No such
+  file or directory" or "Permission denied" carries the same names in a
+  bracketed line of its result.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import re
 from collections.abc import Iterable
 
 from roles.evidence import parse_evidence, split_exit_code
+from roles.requested import deleting_command
 
 TEMPFAIL = 75
 TRANSIENT = re.compile(
@@ -30,6 +33,14 @@ TRANSIENT = re.compile(
 NAMESAKES = re.compile(
     r"(?:files named '[^'\n]*' under [^:\n]+|files of the same name with another "
     r"extension): (?P<named>[^)\n]+)"
+)
+
+# roles.tools.filetools's lines on a shell result: "[no such file: PATH (…)]",
+# "[PATH: the run's user may not read it; files named …]".
+SHELL_HINT = re.compile(
+    r"^\[(?:no such file: (?P<missing>\S+)[ ;]|(?P<denied>\S+): the run's user "
+    r"may not read it;)",
+    re.MULTILINE,
 )
 
 
@@ -57,7 +68,12 @@ def namesakes(tool_calls: Iterable[str]) -> tuple[str, str]:
     """Return the path of the attempt's last tool call when it was a read of a
     missing file whose error names files to read instead, and those files;
     ``("", "")`` otherwise."""
+    tool_calls = list(tool_calls)
     calls = [c for c in map(parse_evidence, tool_calls) if c is not None]
+    if calls and calls[-1].tool == "shell":
+        path, named = _shell_namesakes(calls[-1].output)
+        # A file the attempt deleted is missing on purpose.
+        return ("", "") if deleting_command(path, tool_calls) else (path, named)
     if not calls or calls[-1].tool != "read_file":
         return "", ""
     last = calls[-1]
@@ -67,3 +83,15 @@ def namesakes(tool_calls: Iterable[str]) -> tuple[str, str]:
     if found is None or not isinstance(path, str):
         return "", ""
     return path, found["named"].strip()
+
+
+def _shell_namesakes(output: str) -> tuple[str, str]:
+    """Return the first path a shell result's bracketed line says is missing or
+    closed and the files it names instead; ``("", "")`` when there is none."""
+    for line in output.splitlines():
+        hint = SHELL_HINT.match(line)
+        found = NAMESAKES.search(line) if hint else None
+        if found is not None:
+            path = hint["missing"] or hint["denied"]
+            return path, found["named"].strip().rstrip("]")
+    return "", ""

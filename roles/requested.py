@@ -137,7 +137,7 @@ def _gone(paths: Sequence[str], tool_calls: Sequence[str]) -> str:
         return ""
     shown = []
     for path in paths:
-        command = _deleting_command(path, tool_calls)
+        command = deleting_command(path, tool_calls)
         if not command:
             return ""
         shown.append(f"`{command}` exited 0 and {path} no longer exists")
@@ -159,7 +159,7 @@ def _plain_deletion(sentence: str) -> bool:
     return bool(paths) and POLITE.fullmatch(sentence[end:]) is not None
 
 
-def _deleting_command(path: str, tool_calls: Sequence[str]) -> str:
+def deleting_command(path: str, tool_calls: Sequence[str]) -> str:
     """Return the last deleting shell command that names ``path`` and exited 0,
     or ""."""
     for entry in reversed(tool_calls):

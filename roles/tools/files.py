@@ -111,6 +111,7 @@ def not_found(
     hidden: Sequence[Path] = (),
     depth: int = NEAR_DEPTH,
     access: Access = OPEN,
+    guess: bool = True,
 ) -> str:
     """Return "no such file" for ``path``, naming files of the same name nearby.
 
@@ -121,7 +122,8 @@ def not_found(
     When there is none, it names the files of that stem with another extension
     (``config.yml`` for ``config.yaml``), else it says how to find the file that
     holds the name's stem (a small model guesses ``normalize_sku.py`` for a
-    function's file). Nothing closed to ``access`` is named or quoted.
+    function's file); without ``guess``, it names files only. Nothing closed to
+    ``access`` is named or quoted.
     """
     message = f"no such file: {path}"
     base = path.parent
@@ -140,6 +142,8 @@ def not_found(
             f"{message} (no file named {path.name!r} under {base}; files of the "
             f"same name with another extension: {named})"
         )
+    if not found and not guess:
+        return message
     if not found:
         # A guessed file name is often what the file holds (a function, a key).
         lines = lines_holding(

@@ -6,7 +6,8 @@ A path is confined to the workspace and the allowed paths
 and a path the sandbox's uid may not read, list or write is refused as the
 shell would refuse it (``roles.tools.access``). A refused or missing file's
 error names files of its name that may be read instead, and so does a shell
-command's "Permission denied" on a path the sandbox's uid may not read.
+command's "Permission denied" on a path the sandbox's uid may not read, or its
+"No such file or directory" on an absolute path that has a namesake nearby.
 """
 
 from __future__ import annotations
@@ -136,10 +137,44 @@ class FileTools:
         return f"; files named {path.name!r} under {base} it may read: {named}"
 
     def hinted(self, output: str, command: str) -> str:
-        """Return a shell result with its hints (``shell_hints.with_hint``) and
-        the readable copies of what it was denied."""
+        """Return a shell result with its hints (``shell_hints.with_hint``), the
+        readable copies of what it was denied and the namesakes of what it
+        did not find."""
         output = shell_hints.with_hint(output, command)
-        return output + self.denied_copies(output)
+        more = self.denied_copies(output) + self.missing_namesakes(output)
+        return output.rstrip("\n") + more if more else output
+
+    def missing_namesakes(self, output: str) -> str:
+        """Return a hint for each absolute path of a "No such file or directory"
+        line of a shell result that is missing and has files of its name (or
+        stem) nearby, as ``read_file`` names them: "[no such file: PATH (…
+        files of the same name with another extension: db/config.yml)]"."""
+        hints: list[str] = []
+        for line in output.splitlines():
+            if "No such file or directory" not in line:
+                continue
+            for raw in _ERROR_PATH.findall(line):
+                hint = self._namesakes_of(raw) if raw.startswith("/") else ""
+                if hint and hint not in hints:
+                    hints.append(hint)
+        return "".join(f"\n{hint}" for hint in hints[:DENIED_HINTS])
+
+    def _namesakes_of(self, raw: str) -> str:
+        try:
+            path = self.path(raw)
+        except ToolError:
+            return ""
+        if path.exists() or path.is_symlink():
+            return ""
+        said = files.not_found(
+            path,
+            workspace=self.workspace,
+            roots=self.roots,
+            hidden=self.hidden,
+            access=self.access,
+            guess=False,
+        )
+        return "" if said == f"no such file: {path}" else f"[{said}]"
 
     def denied_copies(self, output: str) -> str:
         """Return a hint for each path of a "Permission denied" line of a shell

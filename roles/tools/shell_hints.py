@@ -37,6 +37,8 @@ def with_hint(result: str, command: str = "") -> str:
     the script should print (``echo 'hello' > hello.py``); the hint says what a
     script file holds. ``awk '{s+=$4} END{print s}' sales.csv`` prints 0 or
     nothing (awk splits on blanks, a CSV line has none); the hint names ``-F,``.
+    ``find DIR -name 'db/config.yaml'`` prints nothing and exits 0 (-name never
+    matches a path); the hint names -name and -path forms that do.
     """
     code, text = parse_shell_output(result)
     unset = _UNBOUND.findall(text)
@@ -60,6 +62,16 @@ def with_hint(result: str, command: str = "") -> str:
             f"is its last program's: {fetcher} hides its own errors, so it may "
             f"have fetched nothing; run {fetcher.split()[0]} alone without "
             f"{fetcher.split()[1]} to see whether it reached the server]"
+        )
+    named = slashed_name(command) if code == 0 and not text.strip() else ""
+    if named:
+        base = named.rstrip("/").rsplit("/", 1)[-1]
+        whole = named.removeprefix("./")
+        whole = whole if whole.startswith(("*", "/")) else f"*/{whole}"
+        return (
+            f"{result.rstrip()}\n[find's -name matches a file's own name, never a "
+            f"path, so {named!r} matches nothing: use -name {shlex.quote(base)} "
+            f"or -path {shlex.quote(whole)}]"
         )
     missing = _NOT_FOUND.findall(text) if code == 127 else []
     if missing:
@@ -89,6 +101,18 @@ def silent_fetch(command: str) -> str:
     quiet = "s" if name == "curl" else "q" if name == "wget" else ""
     silenced = any(quiet in f and "S" not in f for f in flags) if quiet else False
     return f"{name} -{quiet}" if silenced else ""
+
+
+def slashed_name(command: str) -> str:
+    """Return the pattern of a find ``-name`` (``-iname``) that holds a "/",
+    which matches no file (find compares it with base names only), else ""."""
+    for run in _segments(command):
+        if not run or os.path.basename(run[0]) != "find":
+            continue
+        for flag, pattern in zip(run, run[1:], strict=False):
+            if flag in ("-name", "-iname") and "/" in pattern.rstrip("/"):
+                return pattern
+    return ""
 
 
 def _segments(command: str) -> list[list[str]]:

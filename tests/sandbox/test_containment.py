@@ -181,8 +181,21 @@ def test_a_command_denied_a_file_is_told_of_the_copy_the_uid_may_read(policy, cl
             f"{closed} it may read: shared/stock.csv]"
         ), out
         assert "ledger" not in out
+        assert recoverable.namesakes(toolbox.evidence)[1] == "shared/stock.csv"
     code, out = shell(toolbox, "cat restricted/ledger.txt")
     assert code != 0 and "Permission denied" in out and "it may read" not in out
+
+
+def test_a_command_told_no_such_file_is_told_only_of_namesakes_the_uid_may_list(
+    policy, closed
+):
+    toolbox = make_toolbox(policy, closed, Operator(False))
+    code, out = shell(toolbox, f"wc -l {closed}/stock.csv")
+    assert code != 0 and "No such file or directory" in out
+    assert out.endswith(f"files named 'stock.csv' under {closed}: shared/stock.csv]")
+    code, out = shell(toolbox, f"grep Ada {closed}/ledger.txt")
+    assert code != 0 and "No such file or directory" in out
+    assert "[no such file" not in out and "restricted" not in out
 
 
 def test_hints_never_name_or_quote_what_the_uid_may_not_read(policy, closed):

@@ -253,6 +253,36 @@ def test_a_read_whose_error_names_the_file_to_read_is_retried_on_it(tmp_path, er
     assert validation.correction.failure_class == "environmental"
 
 
+def test_a_command_told_of_the_file_to_read_is_retried_on_it(tmp_path):
+    # renamed-file: grep was told "No such file or directory" for the path the
+    # user stated; the shell result's hint names the file of another extension.
+    said = (
+        "[exit code 2]\ngrep: /w/db/config.yaml: No such file or directory\n"
+        "[no such file: /w/db/config.yaml (no file named 'config.yaml' under /w/db;"
+        " files of the same name with another extension: db/config.yml)]"
+    )
+    shown = format_evidence("shell", {"command": "grep max /w/db/config.yaml"}, said)
+    result = ExecutionResult(
+        subtask_id="s1", status="completed", output="max is 10", tool_calls=[shown]
+    )
+    validation = validated(result, tmp_path)
+
+    assert validation.verdict == "retry"
+    assert validation.correction.what_to_do == (
+        "Read the file it names instead: db/config.yml"
+    )
+    assert validation.correction.what_was_wrong == (
+        "there is no file /w/db/config.yaml, but the error names db/config.yml"
+    )
+    # A file the attempt deleted is missing on purpose: nothing to read instead.
+    removed = format_evidence(
+        "shell", {"command": "rm /w/db/config.yaml"}, "[exit code 0]\n"
+    )
+    result.tool_calls[:] = [removed, shown]
+    deleted = validated(result, tmp_path)
+    assert "Read the file it names" not in deleted.correction.what_to_do
+
+
 def test_a_read_of_a_missing_file_with_nothing_named_stops_the_subtask(tmp_path):
     error = "ERROR: no such file: /w/x.txt (no file named 'x.txt' under /w; to find"
     shown = format_evidence("read_file", {"path": "x.txt"}, error + " …)")

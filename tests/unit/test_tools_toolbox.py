@@ -342,3 +342,60 @@ def test_an_awk_sum_over_a_csv_without_a_separator_names_the_comma(tmp_path):
         "shell", {"command": "awk -F, 'NR>1{s+=$2} END{print s}' sales.csv"}
     )
     assert right == "[exit code 0]\n1914\n"
+
+
+def test_a_find_name_that_holds_a_path_gets_the_forms_that_match(tmp_path):
+    # renamed-file: "find DIR -name 'db/config.yaml'" exited 0 and printed
+    # nothing in every round; -name compares base names only.
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "config.yaml").write_text("max_connections: 140\n")
+    toolbox = Toolbox(tmp_path)
+    said = toolbox.call("shell", {"command": f"find {tmp_path} -name 'db/config.yaml'"})
+    assert said == (
+        "[exit code 0]\n[find's -name matches a file's own name, never a path, so "
+        "'db/config.yaml' matches nothing: use -name config.yaml or -path "
+        "'*/db/config.yaml']"
+    )
+    for suggested in ("-name config.yaml", "-path '*/db/config.yaml'"):
+        found = toolbox.call("shell", {"command": f"find {tmp_path} {suggested}"})
+        assert found == f"[exit code 0]\n{tmp_path}/db/config.yaml\n"
+    plain = toolbox.call("shell", {"command": f"find {tmp_path} -name 'nothing.txt'"})
+    assert plain == "[exit code 0]\n"
+
+
+def test_a_command_told_no_such_file_is_told_the_namesakes_nearby(tmp_path):
+    # renamed-file: grep and find were told "No such file or directory" for
+    # db/config.yaml four times; read_file would have named db/config.yml.
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "config.yml").write_text("max_connections: 140\n")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "notes.txt").write_text("max_connections lives in db\n")
+    toolbox = Toolbox(tmp_path)
+    stated = tmp_path / "db" / "config.yaml"
+    said = toolbox.call("shell", {"command": f"grep max_connections {stated}"})
+    assert said.endswith(
+        f"No such file or directory\n[no such file: {stated} (no file named "
+        f"'config.yaml' under {tmp_path / 'db'}; files of the same name with "
+        "another extension: db/config.yml)]"
+    ), said
+    # R4a reads the names off the shell's evidence entry too.
+    assert namesakes(toolbox.evidence) == (str(stated), "db/config.yml")
+    # Nothing nearby of that name or stem: no guess from the file's contents.
+    gone = tmp_path / "db" / "max_connections.txt"
+    said = toolbox.call("shell", {"command": f"cat {gone} {stated}"})
+    assert said.count("[no such file:") == 1 and "notes.txt" not in said
+    # Relative paths depend on the command's directory: never hinted.
+    said = toolbox.call("shell", {"command": "cd old && cat db/config.yaml"})
+    assert "[no such file" not in said
+    assert namesakes(toolbox.evidence) == ("", "")
+
+
+def test_no_such_file_hints_stay_inside_the_allowed_paths(tmp_path):
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (elsewhere / "db").mkdir(parents=True)
+    (elsewhere / "db" / "config.yml").write_text("secret: 1\n")
+    work.mkdir()
+    said = Toolbox(work).call(
+        "shell", {"command": f"cat {elsewhere / 'db' / 'config.yaml'}"}
+    )
+    assert "No such file or directory" in said and "config.yml" not in said
