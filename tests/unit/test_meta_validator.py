@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from roles.answered import ANSWERED
+from roles.answered import ANSWERED, VALUE_ANSWERED, asked_key
 from roles.contracts import DispatchManifest, GapPoint, SubTaskOutcome, TaskSpec
+from roles.evidence import format_evidence
 from roles.meta_validator import evaluate
 from roles.offline import OfflineModel
 from roles.offline_roles import NO_ALTERNATIVE
@@ -131,3 +132,101 @@ def test_an_answer_with_a_number_or_a_request_for_no_number_is_not_held(question
         replans_so_far=0,
     )
     assert type(result.message).__name__ == "OutcomeSummary"
+
+
+KEY = "What is max_connections in /srv/db/config.yaml?"
+
+
+def shell(command: str, output: str) -> str:
+    return format_evidence("shell", {"command": command}, output)
+
+
+def told(question, said, calls):
+    done = outcome("a", "read the setting", output=said)
+    done.tool_calls = calls
+    return evaluate(
+        asked(question), [done], model=OfflineModel(), elapsed_ms=0, replans_so_far=0
+    ).message
+
+
+@pytest.mark.parametrize(
+    ("said", "calls", "missing"),
+    [
+        # renamed-file, retry: find printed nothing, ".*" matched the claim.
+        (
+            "The config file was found.",
+            [shell("find /srv/db -name 'config.yaml'", "[exit code 0]\n")],
+            "no tool output shows max_connections",
+        ),
+        (
+            "max_connections is 100",
+            [shell("cat /srv/db/config.yml", "[exit code 0]\nmax_connections: 140\n")],
+            "a tool output shows max_connections with 140",
+        ),
+        (
+            "max_connections is 1",
+            [shell("grep -c max_connections /srv/db/config.yml", "[exit code 0]\n1\n")],
+            "no tool output shows max_connections",
+        ),
+        (
+            "max_connections is 140",
+            [shell("grep max_connections /srv/db/config.yaml", "[exit code 2]\n140")],
+            "no tool output shows max_connections",
+        ),
+    ],
+)
+def test_a_question_for_a_keys_value_not_stated_as_shown_is_replanned(
+    said, calls, missing
+):
+    request = told(KEY, said, calls)
+    assert type(request).__name__ == "ReplanRequest"
+    [verdict] = request.task_criteria_verdicts
+    assert verdict.criterion == VALUE_ANSWERED and verdict.verdict == "fail"
+    assert missing in request.gap_summary
+
+
+@pytest.mark.parametrize(
+    ("question", "said", "calls"),
+    [
+        (
+            KEY,
+            "max_connections is 140",
+            [
+                shell(
+                    "cat /srv/db/config.yml",
+                    "[exit code 0]\nport: 5432\nmax_connections: 140\n",
+                )
+            ],
+        ),
+        (
+            "What's the value of `db.port` in /srv/app.json?",
+            "5432",
+            [
+                format_evidence(
+                    "read_file", {"path": "/srv/app.json"}, '{"db.port": 5432}'
+                )
+            ],
+        ),
+        (
+            KEY,
+            "It is 140.",
+            [
+                shell(
+                    "awk -F': ' '/max_connections/ {print $2}' /srv/db/config.yml",
+                    "[exit code 0]\n140\n",
+                )
+            ],
+        ),
+        # Not a key written as code: the rule does not apply.
+        ("What is the capital of France?", "Paris", []),
+    ],
+)
+def test_a_keys_value_stated_as_a_tool_showed_it_is_accepted(question, said, calls):
+    assert type(told(question, said, calls)).__name__ == "OutcomeSummary"
+
+
+def test_the_asked_key_is_a_word_written_as_code():
+    assert asked_key(KEY) == "max_connections"
+    assert asked_key("what is the `timeout` setting in app.ini?") == "timeout"
+    assert asked_key("What is the total of the amount column in a.csv?") == ""
+    assert asked_key("What is the capital of France?") == ""
