@@ -13,7 +13,7 @@ command's "Permission denied" on a path the sandbox's uid may not read, or its
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -149,15 +149,11 @@ class FileTools:
         line of a shell result that is missing and has files of its name (or
         stem) nearby, as ``read_file`` names them: "[no such file: PATH (…
         files of the same name with another extension: db/config.yml)]"."""
-        hints: list[str] = []
-        for line in output.splitlines():
-            if "No such file or directory" not in line:
-                continue
-            for raw in _ERROR_PATH.findall(line):
-                hint = self._namesakes_of(raw) if raw.startswith("/") else ""
-                if hint and hint not in hints:
-                    hints.append(hint)
-        return "".join(f"\n{hint}" for hint in hints[:DENIED_HINTS])
+        return _line_hints(
+            output,
+            "No such file or directory",
+            lambda raw: self._namesakes_of(raw) if raw.startswith("/") else "",
+        )
 
     def _namesakes_of(self, raw: str) -> str:
         try:
@@ -181,15 +177,7 @@ class FileTools:
         result that the sandbox's uid may not read and that has a copy it may
         read: "[PATH: the run's user may not read it; files named … it may
         read: …]", one per line."""
-        hints: list[str] = []
-        for line in output.splitlines():
-            if "Permission denied" not in line:
-                continue
-            for raw in _ERROR_PATH.findall(line):
-                hint = self._denied_copy(raw)
-                if hint and hint not in hints:
-                    hints.append(hint)
-        return "".join(f"\n{hint}" for hint in hints[:DENIED_HINTS])
+        return _line_hints(output, "Permission denied", self._denied_copy)
 
     def _denied_copy(self, raw: str) -> str:
         try:
@@ -200,3 +188,17 @@ class FileTools:
             return ""
         copies = self._readable_elsewhere(path)
         return f"[{raw}: the run's user may not read it{copies}]" if copies else ""
+
+
+def _line_hints(output: str, error: str, hint_of: Callable[[str], str]) -> str:
+    """Return the distinct hints ``hint_of`` gives for the paths of the lines of
+    ``output`` that say ``error``, at most ``DENIED_HINTS``, one per line."""
+    hints: list[str] = []
+    for line in output.splitlines():
+        if error not in line:
+            continue
+        for raw in _ERROR_PATH.findall(line):
+            hint = hint_of(raw)
+            if hint and hint not in hints:
+                hints.append(hint)
+    return "".join(f"\n{hint}" for hint in hints[:DENIED_HINTS])
