@@ -32,6 +32,7 @@ from roles.evidence import (
 from roles.ggs_output import Round, dedupe
 from roles.loss import GGSConfig
 from roles.toolclass import tool_classes
+from roles.tools.shell_hints import silent_fetch
 
 FailingCall = tuple[SubTaskOutcome, ToolCall]
 
@@ -69,10 +70,16 @@ def is_failed_result(call: ToolCall) -> bool:
     """Return True when the call's own result failed.
 
     A shell result's ``[exit code N]`` line decides: non-zero failed, zero did
-    not, whatever words the output holds. A call without one failed when its
-    output is an error, a refusal or a Law 1 denial.
+    not, whatever words the output holds, except for a pipeline that starts
+    with a silenced fetch and printed nothing (``curl -s URL | awk …``): its
+    exit code is its last program's, and nothing shows the fetch worked. A
+    call without one failed when its output is an error, a refusal or a Law 1
+    denial.
     """
-    code, _ = split_exit_code(call.output)
+    code, body = split_exit_code(call.output)
+    if code == 0 and call.tool == "shell":
+        shown = [t for t in body.splitlines() if t.strip() and not t.startswith("[")]
+        return not shown and bool(silent_fetch(str(call.args.get("command") or "")))
     if code is not None:
         return code != 0
     return is_failed_call(call)

@@ -148,3 +148,17 @@ def test_running_a_file_the_subtask_wrote_is_not_blocked_when_the_file_is_wrong(
     outcome = failed("s1", [wrote, redirect, ran, ran_sh, other])
     out = step(GGSState(), replan(outcome)).output
     assert out.blocked_targets == ["python /w/other.py"]
+
+
+def test_a_silenced_fetch_that_printed_nothing_is_a_failed_input():
+    # unreachable-url: "curl -s URL | awk … | head" exited 0 with nothing
+    # printed in every round, and change_path blocked nothing.
+    piped = "curl -s http://127.0.0.1:9/prices.csv | awk -F, '{print $2}' | head -1"
+    hint = "[the pipeline printed nothing, and its exit code is its last program's]"
+    fetched = shell(piped, f"[exit code 0]\n{hint}")
+    printed = shell(piped.replace("prices", "sizes"), "[exit code 0]\n18.5")
+    quiet = shell("grep -c x /data/a.txt | head -1", "[exit code 0]\n")
+
+    out = step(GGSState(), replan(failed("a", [fetched, printed, quiet]))).output
+
+    assert out.blocked_targets == [piped]
