@@ -22,6 +22,23 @@ _UNBOUND = re.compile(
     r"^(?:/[\w/]*/)?bash: (?:line \d+: )?([\w]+): unbound variable$", re.M
 )
 _SEPARATORS = frozenset({"|", ";", "&&", "||", "&"})
+# What a fetch's exit code means when it printed nothing (``curl -s``).
+_FETCH_CODES = {
+    "curl": {
+        6: "it could not resolve the host",
+        7: "it could not connect to the server",
+        22: "the server answered with an HTTP error",
+        28: "it timed out",
+        35: "the TLS handshake failed",
+        52: "the server sent nothing",
+        56: "the connection broke while receiving",
+    },
+    "wget": {
+        4: "a network failure: it could not connect",
+        5: "the TLS certificate check failed",
+        8: "the server answered with an error",
+    },
+}
 _SYNTAX = re.compile(r'File "([^"\n]+\.py)", line \d+\n(?:.*\n)*?\w*SyntaxError:')
 
 
@@ -37,8 +54,10 @@ def with_hint(result: str, command: str = "") -> str:
     the script should print (``echo 'hello' > hello.py``); the hint says what a
     script file holds. ``awk '{s+=$4} END{print s}' sales.csv`` prints 0 or
     nothing (awk splits on blanks, a CSV line has none); the hint names ``-F,``.
-    ``find DIR -name 'db/config.yaml'`` prints nothing and exits 0 (-name never
-    matches a path); the hint names -name and -path forms that do.
+    ``curl -s URL > f`` that exits 7 printed nothing; the hint says what the
+    exit code means. ``find DIR -name 'db/config.yaml'`` prints nothing and
+    exits 0 (-name never matches a path); the hint names -name and -path forms
+    that do.
     """
     code, text = parse_shell_output(result)
     unset = _UNBOUND.findall(text)
@@ -62,6 +81,12 @@ def with_hint(result: str, command: str = "") -> str:
             f"is its last program's: {fetcher} hides its own errors, so it may "
             f"have fetched nothing; run {fetcher.split()[0]} alone without "
             f"{fetcher.split()[1]} to see whether it reached the server]"
+        )
+    failed_fetch = fetch_failure(command, code) if not text.strip() else ""
+    if failed_fetch:
+        return (
+            f"{result.rstrip()}\n[{failed_fetch}: nothing was fetched, so the data "
+            "must come from somewhere else]"
         )
     named = slashed_name(command) if code == 0 and not text.strip() else ""
     if named:
@@ -101,6 +126,16 @@ def silent_fetch(command: str) -> str:
     quiet = "s" if name == "curl" else "q" if name == "wget" else ""
     silenced = any(quiet in f and "S" not in f for f in flags) if quiet else False
     return f"{name} -{quiet}" if silenced else ""
+
+
+def fetch_failure(command: str, code: int | None) -> str:
+    """Return "curl's exit code 7 means it could not connect to the server"
+    when the command's last program is a fetch whose exit code ``code`` says
+    why it failed, else ""."""
+    runs = [run for run in _segments(command) if run and run[0] not in _SEPARATORS]
+    name = os.path.basename(runs[-1][0]) if runs else ""
+    meaning = _FETCH_CODES.get(name, {}).get(code or 0, "")
+    return f"{name}'s exit code {code} means {meaning}" if meaning else ""
 
 
 def slashed_name(command: str) -> str:

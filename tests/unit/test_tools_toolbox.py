@@ -399,3 +399,19 @@ def test_no_such_file_hints_stay_inside_the_allowed_paths(tmp_path):
         "shell", {"command": f"cat {elsewhere / 'db' / 'config.yaml'}"}
     )
     assert "No such file or directory" in said and "config.yml" not in said
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_a_silenced_fetch_that_failed_is_told_what_its_exit_code_means(tmp_path):
+    # unreachable-url, retry: "curl -s URL > prices.csv" exited 7 with nothing
+    # printed, and the executor claimed the list "was already downloaded".
+    dead = "http://127.0.0.1:9/exports/prices.csv"
+    said = Toolbox(tmp_path).call("shell", {"command": f"curl -s {dead} > p.csv"})
+    assert said == (
+        "[exit code 7]\n[curl's exit code 7 means it could not connect to the "
+        "server: nothing was fetched, so the data must come from somewhere else]"
+    )
+    loud = Toolbox(tmp_path).call("shell", {"command": f"curl -sS {dead}"})
+    assert "Failed to connect" in loud and "nothing was fetched" not in loud
+    other = Toolbox(tmp_path).call("shell", {"command": "sh -c 'exit 7'"})
+    assert other == "[exit code 7]\n"
