@@ -7,7 +7,8 @@ looks up the spaces sharing its words and keeps those whose word sets overlap
 enough (Dice coefficient ≥ 0.5) and that hold experience. Words are lower-case
 ASCII words of three letters or more without stop words, a plural ``s`` cut
 (``files`` → ``file``), and character pairs of CJK text, so the index needs no
-language model and no network.
+language model and no network. A path or URL gives the words of its last part
+only: the same task on another directory is the same task.
 
 Each owner's intents are indexed apart and a query finds only those its reader
 may see (``memory/owners.py``): a user's past tasks are never named to another.
@@ -32,12 +33,16 @@ STOP_WORDS = frozenset(
     "should must may might not but per via".split()
 )  # fmt: skip
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
+# A path or URL counts by its last part: where a run's files lie (a session's
+# temporary directory, a host and port) says nothing of what the task is.
+_PATH = re.compile(r"[^\s`'\"()<>,;]*/[^\s`'\"()<>,;]*")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 
 
 def words_of(text: str) -> set[str]:
-    """Return the index words of ``text``."""
-    lower = (text or "").lower()
+    """Return the index words of ``text``; a path or URL gives those of its
+    last part (``/tmp/s1/db/config.yaml`` gives config and yaml)."""
+    lower = _PATH.sub(_last_part, (text or "").lower())
     words = set()
     for word in _ASCII_WORD.findall(lower):
         if len(word) < 3 or word in STOP_WORDS:
@@ -50,6 +55,10 @@ def words_of(text: str) -> set[str]:
             words.add(run)
         words.update(run[i : i + 2] for i in range(len(run) - 1))
     return words
+
+
+def _last_part(path: re.Match[str]) -> str:
+    return path.group().rstrip("/").rsplit("/", 1)[-1]
 
 
 def index(db: Any, space: str, intent: str, owner: str = "") -> None:

@@ -151,6 +151,30 @@ def test_index_words_drop_stop_words_and_plural_s():
     assert words_of("pass the class") == {"pass", "class"}
 
 
+def test_a_path_counts_by_its_last_part():
+    assert words_of("Read /var/tmp/s-20261128/db/config.yaml") == {
+        "read",
+        "config",
+        "yaml",
+    }
+    assert words_of("Get http://127.0.0.1:9/exports/prices.csv") == {"price", "csv"}
+
+
+def test_the_same_task_on_another_directory_is_related(store):
+    # Control bench, second pass: R1 named the task anew and its first intent
+    # held the session's directory, whose words kept the score under 0.5.
+    first = (
+        "Retrieve the value of `max_connections` from the configuration file "
+        "`db/config.yaml` located in the directory "
+        "`/var/tmp/artoo-bench-control/20261128-100525-13020/ggs/renamed-file/`."
+    )
+    store.index_intent("intent:get_config_value", first)
+    store.write(experience("intent:get_config_value"))
+    again = "Find the value of `max_connections` in the specified configuration file."
+    (hit,) = store.related_intents("intent:find_max_connections", again)
+    assert hit.space == "intent:get_config_value"
+
+
 def test_the_index_survives_reopening(tmp_path):
     path = tmp_path / "memory.leveldb"
     with MegramStore(path) as store:
