@@ -20,7 +20,7 @@ from roles.checks import evaluate_check
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.criteria import DONE
 from roles.evidence import only_echoes, parse_evidence
-from roles.facts import evidence_text, output_text
+from roles.facts import FACT, appears, evidence_text, output_text
 from roles.invented import NO_EVIDENCE, invented_facts
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
@@ -176,7 +176,10 @@ def _from_answer(
     )
     on_claim = quoted(evidence, claim) > quoted(evidence, shown)
     if answer.met and criterion.mode == "verifiable" and on_claim:
-        # The model said "met" quoting the claim: only a tool result is evidence.
+        # The model said "met" quoting the claim: only a tool result is evidence,
+        # unless the quote states a number and a tool output shows every fact.
+        if _facts_shown(evidence, shown):
+            return _verdict(criterion, True, evidence)
         verdict = _verdict(criterion, False, f"{UNQUOTED}: {_quote(evidence)}")
         verdict.failure_class = "logical"
         return verdict
@@ -184,6 +187,19 @@ def _from_answer(
     if not answer.met:
         verdict.failure_class = answer.failure_class or "logical"
     return verdict
+
+
+_EXIT_CODE = re.compile(r"\[exit code -?\d+\]")
+
+
+def _facts_shown(quote: str, shown: str) -> bool:
+    """Return True when ``quote`` states a number and a tool output shows each
+    of its facts (numbers and paths), exit code lines left out of both."""
+    facts = FACT.findall(_EXIT_CODE.sub(" ", quote))
+    outputs = _EXIT_CODE.sub(" ", shown)
+    return any(f[0].isdigit() for f in facts) and all(
+        appears(fact, outputs) for fact in facts
+    )
 
 
 UNQUOTED = (

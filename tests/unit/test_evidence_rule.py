@@ -307,3 +307,25 @@ def test_an_echoed_claim_with_backticks_in_quotes_is_not_evidence():
     judged = llm_judged(claim, call)
     assert judged.verdicts[0].verdict == "fail"
     assert "only echo or printf" in judged.verdicts[0].evidence
+
+
+def test_a_met_that_quotes_a_claim_whose_number_a_tool_printed_stands():
+    from roles.agent_validator_judge import UNQUOTED, _from_answer
+    from roles.agent_validator_prompts import CriterionResult
+
+    # denied-copy, second pass (5a50abf8): awk printed 10, the claim said 10,
+    # and the model's "met" quoted the claim; the right answer was failed.
+    shown = "[exit code 0]\n10\n"
+    criterion = Criterion(criterion="The output counts the filtered items.")
+    said = "The count is a number. The number is 10."
+    met = CriterionResult(criterion=criterion.criterion, met=True, evidence=said)
+    assert _from_answer(criterion, met, shown, said).verdict == "pass"
+    # A number no tool printed, or none at all, still needs a tool's words.
+    for claim in ("The number is 11.", "The count is stated in the output."):
+        quote = met.model_copy(update={"evidence": claim})
+        verdict = _from_answer(criterion, quote, shown, claim)
+        assert verdict.verdict == "fail" and UNQUOTED in verdict.evidence
+    # The exit code line is not a number a tool printed.
+    zero = met.model_copy(update={"evidence": "The command exited 0 as expected."})
+    verdict = _from_answer(criterion, zero, "[exit code 0]\n", zero.evidence)
+    assert verdict.verdict == "fail"
