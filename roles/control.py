@@ -5,16 +5,18 @@ The strategy is chosen per run (``Run.control``) and read here as data:
 - ``ggs``: the Goal Gradient Solver of spec v0.8 (``roles.ggs``), unchanged.
 - ``retry``: the loop of spec v0.6, before GGS. R2 hears only "The previous
   attempt failed: <gap>. Try again.": no directive, no blocked tools or
-  targets, no urgency. It plans again until R4b accepts or the budget (Ω ≥ θ,
-  the same Ω as GGS) or the rounds (``max_replans``) run out.
+  targets, no urgency. It plans again until R4b accepts, or R4b advises to stop
+  (its third ReplanRequest of a run, as under GGS), or the budget (Ω ≥ θ, the
+  same Ω as GGS) or the rounds (``max_replans``) run out.
 - ``single``: one round and no replanning: R4b's accept, else an abandon that
   reports what the round did.
 
 Every strategy runs GGS's step first: its loss is the one measure that makes
 strategies comparable, and R4b's accept ends a run under each of them. A
 strategy that does not follow GGS then rewrites the answer to a failed round as
-its row of ``STRATEGIES`` says; GGS's own ends (δ's "good enough", Law 2, R4b's
-advice to stop) are GGS's decisions, so they do not apply to it.
+its row of ``STRATEGIES`` says; GGS's own ends (δ's "good enough", Law 2) are
+GGS's decisions, so they do not apply to it. R4b's advice to stop is R4b's, a
+role every strategy shares, so every strategy that replans gets the same rounds.
 """
 
 from __future__ import annotations
@@ -133,16 +135,20 @@ def step(
         return replace(result, output=output)
     given = _Given(message, config, run_outcomes or message.outcomes, now, id_factory)
     rnd = _round_of(result)
-    cause = _end_cause(strategy, rnd, config)
+    cause = _end_cause(strategy, rnd, config, message.recommendation)
     if cause:
         return _abandon(strategy.name, state, result, replace(rnd, cause=cause), given)
     return _retry(strategy.name, state, result, rnd, given)
 
 
-def _end_cause(strategy: Strategy, rnd: Round, config: GGSConfig) -> str:
+def _end_cause(
+    strategy: Strategy, rnd: Round, config: GGSConfig, recommendation: str
+) -> str:
     """Return why a failed round ends the run under ``strategy``, or ""."""
     if not strategy.replans:
         return "single"
+    if recommendation == "abandon":
+        return "recommendation"
     if rnd.omega >= config.theta:
         return "budget"
     return "rounds" if rnd.replans > config.max_replans else ""

@@ -146,13 +146,30 @@ def test_retry_tells_r2_only_that_it_failed_and_the_gap():
 
 def test_retry_keeps_retrying_where_ggs_would_stop_early():
     law2 = rounds("retry", *WORSENING)
-    advised = ask("retry", GGSState(), replan(failed("a"), recommendation="abandon"))
     good_enough = ask("retry", GGSState(), GOOD_ENOUGH)
 
     assert [r.directive for r in law2] == ["retry"] * 3
     assert [r.output.prev_directive for r in law2] == ["init", "retry", "retry"]
-    assert advised.directive == "retry"
     assert good_enough.directive == "retry"  # only R4b's accept is success
+
+
+@pytest.mark.parametrize("name", ["ggs", "retry"])
+def test_r4bs_advice_to_stop_gives_every_replanning_strategy_the_same_rounds(name):
+    # R4b advises to stop on a run's third ReplanRequest: the initial plan and
+    # two new ones, under either strategy.
+    requests = [
+        replan(failed(sid), matched("b"), recommendation=advice)
+        for sid, advice in (("a", "replan"), ("c", "replan"), ("d", "abandon"))
+    ]
+    results = rounds(name, *requests)
+
+    assert [type(r.output) for r in results] == [PlanDirective] * 2 + [FinalResult]
+    out = results[-1].output
+    assert out.directive == "abandon" and out.control == name
+    assert out.loss.Omega < GGSConfig().theta  # not the budget
+    assert "the result checker advised stopping" in out.summary
+    assert out.reason.startswith("The checks still failed after")
+    assert [m.state for m in results[-1].megrams][-1] == "abandon"
 
 
 def test_retry_abandons_when_the_budget_is_spent():
