@@ -7,7 +7,9 @@ and a path the sandbox's uid may not read, list or write is refused as the
 shell would refuse it (``roles.tools.access``). A refused or missing file's
 error names files of its name that may be read instead, and so does a shell
 command's "Permission denied" on a path the sandbox's uid may not read, or its
-"No such file or directory" on an absolute path that has a namesake nearby.
+"No such file or directory" on an absolute path that has a namesake nearby, and
+a lone ``find DIR -name NAME`` that found nothing where DIR holds NAME's stem
+with another extension.
 """
 
 from __future__ import annotations
@@ -142,7 +144,37 @@ class FileTools:
         did not find."""
         output = shell_hints.with_hint(output, command)
         more = self.denied_copies(output) + self.missing_namesakes(output)
+        more += self.found_nothing(output, command)
         return output.rstrip("\n") + more if more else output
+
+    def found_nothing(self, output: str, command: str) -> str:
+        """Return "[find found no file named 'config.yaml' under DIR; files of
+        the same name with another extension: db/config.yml]" for a lone ``find
+        DIR -name NAME`` that exited 0 and printed nothing, when DIR (an
+        absolute path inside the roots the sandbox's uid may list) holds such
+        files, else ""."""
+        start, name = shell_hints.find_name(command)
+        code, text = shell_hints.parse_shell_output(output)
+        if code != 0 or text.strip() or not start.startswith("/"):
+            return ""
+        try:
+            base = self.path(start)
+        except ToolError:
+            return ""
+        if not base.is_dir() or self.access.closed(base, READ | SEARCH) is not None:
+            return ""
+        found, alike = files.namesakes(
+            name, base, workspace=self.workspace, hidden=self.hidden, access=self.access
+        )
+        if found or not alike:
+            return ""
+        named = ", ".join(
+            files.shown(f, self.workspace) for f in alike[: files.NEAR_LIMIT]
+        )
+        return (
+            f"\n[find found no file named {name!r} under {base}; files of the "
+            f"same name with another extension: {named}]"
+        )
 
     def missing_namesakes(self, output: str) -> str:
         """Return a hint for each absolute path of a "No such file or directory"

@@ -150,6 +150,20 @@ def slashed_name(command: str) -> str:
     return ""
 
 
+def find_name(command: str) -> tuple[str, str]:
+    """Return (DIR, NAME) of a lone ``find DIR … -name NAME`` whose NAME is a
+    plain file name (no wildcard, no "/"), else ("", "")."""
+    runs = _segments(command)
+    if len(runs) != 1 or os.path.basename(runs[0][0]) != "find":
+        return "", ""
+    run = runs[0]
+    start = run[1] if len(run) > 1 and not run[1].startswith("-") else ""
+    for flag, pattern in zip(run, run[1:], strict=False):
+        if flag == "-name" and start and not re.search(r"[*?\[\\/]", pattern):
+            return start, pattern
+    return "", ""
+
+
 def _segments(command: str) -> list[list[str]]:
     """Return the command's words and separators as runs: [[curl, -s, URL],
     ["|"], [awk, …]]; [] when it does not split."""

@@ -390,6 +390,32 @@ def test_a_command_told_no_such_file_is_told_the_namesakes_nearby(tmp_path):
     assert namesakes(toolbox.evidence) == ("", "")
 
 
+def test_a_find_that_found_nothing_is_told_the_namesakes_under_its_directory(
+    tmp_path,
+):
+    # renamed-file (598373e6): "find DIR -name 'config.yaml'" exited 0 and
+    # printed nothing in two rounds; DIR held db/config.yml.
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (work / "etc").mkdir(parents=True)
+    (work / "etc" / "app.toml").write_text("port = 8080\n")
+    (elsewhere / "etc").mkdir(parents=True)
+    (elsewhere / "etc" / "app.ini").write_text("port = 1\n")
+    toolbox = Toolbox(work)
+    said = toolbox.call("shell", {"command": f"find {work} -name app.conf"})
+    assert said == (
+        f"[exit code 0]\n[find found no file named 'app.conf' under {work}; files "
+        "of the same name with another extension: etc/app.toml]"
+    )
+    for quiet in (
+        f"find {work} -name 'app.*'",  # found: printed
+        f"find {work} -name 'nope*'",  # a wildcard says nothing of a stem
+        f"find {work} -name app.conf | wc -l",  # the output is wc's
+        f"find {elsewhere} -name app.conf",  # outside the allowed paths
+        "find . -name app.conf",  # relative to the command's directory
+    ):
+        assert "[find found no file" not in toolbox.call("shell", {"command": quiet})
+
+
 def test_no_such_file_hints_stay_inside_the_allowed_paths(tmp_path):
     work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
     (elsewhere / "db").mkdir(parents=True)
