@@ -2,11 +2,15 @@
 
     python bench/control.py [--strategies ggs,retry,single] [--only a,b | --quick]
                             [--passes 2] [--base-url URL --model NAME] [--seed 42]
+                            [--jobs 1]
 
 Starts the local model (``make model``; or uses ``--base-url``/``--model``, any
 OpenAI-compatible endpoint, key from ``OPENAI_API_KEY``) and a private cluster
 of real processes, then runs every scenario of ``bench/scenarios.py`` under
-each control strategy, one run at a time, at temperature 0 with a fixed seed.
+each control strategy at temperature 0 with a fixed seed: one run at a time, or
+``--jobs N`` at once (the local model then decodes N requests at once, in slots
+of their own; each run's time budget, Ω's clock, and the driver's time-out grow
+N times, so that sharing the model costs no run a round).
 Each (strategy, scenario) has a user of its own, so its runs read only their
 own memory and history; each run gets a freshly prepared directory. With
 ``--passes 2`` the suite runs again over the same memory after a Dreamer pass,
@@ -28,7 +32,9 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,7 +46,7 @@ from bench.control_report import Result, build_record, render  # noqa: E402
 from bench.scenarios import Scenario, select  # noqa: E402
 from devtools.apiclient import Api, Db, wait_for  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
-from devtools.driver import drive  # noqa: E402
+from devtools.driver import TASK_TIMEOUT_S, drive  # noqa: E402
 from devtools.localmodel import CLUSTER_ENV, LocalModel, LocalModelMissing  # noqa: E402
 from devtools.tasks import (  # noqa: E402
     Unavailable,
@@ -80,6 +86,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--base-url", default="", help="an OpenAI-compatible API")
     parser.add_argument("--model", default="", help="the model name at --base-url")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="runs at once (1-4)", choices=range(1, 5)
+    )
     parser.add_argument("--data-dir", type=Path)
     parser.add_argument("--tasks-dir", type=Path, default=TASKS_HOME)
     opts = parser.parse_args(argv)
@@ -108,7 +117,7 @@ def endpoint_env(opts: argparse.Namespace) -> dict[str, str]:
 
 
 class StopRequest:
-    """SIGTERM asks the bench to stop after the run in progress (the report of
+    """SIGTERM asks the bench to stop after the runs in progress (the report of
     the runs done is still written); a second SIGTERM stops it at once. A bench
     started in the background of a shell ignores SIGINT, so ``kill PID`` is how
     to end it early."""
@@ -124,7 +133,7 @@ class StopRequest:
         if self.requested:
             raise SystemExit(128 + signum)
         self.requested = True
-        say("SIGTERM: stopping after the run in progress (again to stop now)")
+        say("SIGTERM: stopping after the runs in progress (again to stop now)")
 
 
 class Bench:
@@ -136,6 +145,7 @@ class Bench:
         self.db = Db(cluster)
         self.root = root
         self.results: list[Result] = []
+        self.lock = threading.Lock()
         self.dreams: list[str] = []
         self.apis = self.make_users(opts.session)
         self.stop = StopRequest()
@@ -162,7 +172,12 @@ class Bench:
         result.run_id = api.submit(task.request(task_dir), control=strategy)
         watched = task_dir / task.watch if task.watch else None
         out = drive(
-            api, self.db, result.run_id, decision=task.approvals, watched=watched
+            api,
+            self.db,
+            result.run_id,
+            decision=task.approvals,
+            watched=watched,
+            timeout_s=TASK_TIMEOUT_S * self.opts.jobs,
         )
         # Digits of the session's path must not pass for an answer.
         verdict = task.verify(
@@ -188,7 +203,8 @@ class Bench:
             pass_no,
             note="the run did not finish",
         )
-        self.results.append(result)
+        with self.lock:
+            self.results.append(result)
         try:
             self.run(result, scenario)
         except (AssertionError, OSError) as exc:
@@ -220,21 +236,38 @@ class Bench:
                 report = self.dream()
                 self.dreams.append(report)
                 say(f"Dreamer pass before pass {pass_no}: {report}")
-            for scenario in opts.scenarios:
-                for strategy in opts.strategies:
-                    if self.stop.requested:
-                        return
-                    say(
-                        progress(
-                            self.attempt(scenario, strategy, pass_no),
-                            self.cluster.url,
-                            opts.passes,
-                        )
-                    )
+            runs = [(c, s, pass_no) for c in opts.scenarios for s in opts.strategies]
+            self.run_all(runs)
+            if self.stop.requested:
+                return
+
+    def run_all(self, runs: list[tuple[Scenario, str, int]]) -> None:
+        """Run ``runs`` (``--jobs`` at once), starting none once a stop is asked."""
+
+        def one(scenario: Scenario, strategy: str, pass_no: int) -> None:
+            if not self.stop.requested:
+                result = self.attempt(scenario, strategy, pass_no)
+                say(progress(result, self.cluster.url, self.opts.passes))
+
+        if self.opts.jobs == 1:
+            for run in runs:
+                one(*run)
+            return
+        pool = ThreadPoolExecutor(self.opts.jobs, thread_name_prefix="run")
+        try:
+            # list() waits for every run and re-raises what one raised.
+            list(pool.map(lambda run: one(*run), runs))
+        finally:
+            # A second SIGTERM leaves the runs in progress to the cluster's end.
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+SAY = threading.Lock()
 
 
 def say(text: str) -> None:
-    print(f"[control] {text}", flush=True)
+    with SAY:
+        print(f"[control] {text}", flush=True)
 
 
 def progress(r: Result, url: str, passes: int) -> str:
@@ -274,9 +307,18 @@ def make_root(tasks_dir: Path, session: str) -> Path:
 
 
 def cluster_env(opts, model_env: dict[str, str], root: Path) -> dict[str, str]:
+    env = {**model_env, **CLUSTER_ENV}
+    # N runs share the model: each call waits about N times as long.
+    for name in (
+        "ARTOO_TIME_BUDGET_S",
+        "ARTOO_RUN_DEADLINE_S",
+        "ARTOO_FANIN_DEADLINE_S",
+        "ARTOO_LLM_TIMEOUT_S",
+    ):
+        if env.get(name):
+            env[name] = str(int(env[name]) * opts.jobs)
     return {
-        **model_env,
-        **CLUSTER_ENV,
+        **env,
         "ARTOO_ALLOWED_PATHS": str(root),
         "ARTOO_MEMORY_PATH": str(opts.data_dir / "memory" / opts.session),
         "ARTOO_DREAM_EVERY_S": NEVER_S,
@@ -309,6 +351,7 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
         "temperature": 0,
         "strategies": opts.strategies,
         "passes": opts.passes,
+        "jobs": opts.jobs,
         "scenarios": [
             {"name": s.name, "expect": s.expect, "failure": s.failure, "group": s.group}
             for s in opts.scenarios
@@ -346,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.base_url:
         run_bench(opts, endpoint_env(opts), f"{opts.model} at {opts.base_url}")
         return 0
-    local = LocalModel(opts.data_dir)
+    local = LocalModel(opts.data_dir, slots=opts.jobs)
     try:
         model_env = local.start()
     except LocalModelMissing as missing:

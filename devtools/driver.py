@@ -47,9 +47,16 @@ class Outcome:
 
 
 def drive(
-    api: Api, db: Db, run_id: str, *, decision: str, watched: Path | None
+    api: Api,
+    db: Db,
+    run_id: str,
+    *,
+    decision: str,
+    watched: Path | None,
+    timeout_s: float = TASK_TIMEOUT_S,
 ) -> Outcome:
-    """Follow a submitted run to its end; return what it did."""
+    """Follow a submitted run to its end, cancelling it after ``timeout_s``;
+    return what it did."""
     out = Outcome(run_id)
     start = time.monotonic()
     state = {"approved": False}
@@ -66,13 +73,13 @@ def drive(
         if run["status"] == "needs_input":
             answered = api.post_json(f"/api/runs/{run_id}/answer", {"answer": ""})
             out.clarifications += answered.status == 202
-        if not out.cancelled and time.monotonic() - start > TASK_TIMEOUT_S:
+        if not out.cancelled and time.monotonic() - start > timeout_s:
             api.post_json(f"/api/runs/{run_id}/cancel", {})
             out.cancelled = True
         return None
 
     run = wait_for(
-        ended, TASK_TIMEOUT_S + CANCEL_GRACE_S, POLL_S, what=f"run {run_id} ended"
+        ended, timeout_s + CANCEL_GRACE_S, POLL_S, what=f"run {run_id} ended"
     )
     out.wall_s = time.monotonic() - start
     if run["directive"] == "abandon" and not out.cancelled:

@@ -8,7 +8,9 @@ and returns the environment that points every tier at it::
         env.update(local.env)
 
 ``ARTOO_MODEL_SIZE`` picks the weights (1.5b, 0.5b), ``ARTOO_LOCAL_CONTEXT`` the
-context window (default 8192 tokens), ``ARTOO_LOCAL_THREADS`` the threads.
+context window of one request (default 8192 tokens), ``ARTOO_LOCAL_THREADS`` the
+threads and ``ARTOO_LOCAL_SLOTS`` how many requests the server decodes at once
+(default 1; each slot has a context window of its own).
 """
 
 from __future__ import annotations
@@ -43,10 +45,11 @@ class LocalModelMissing(RuntimeError):
 class LocalModel:
     """Start, describe and stop one local llama-server."""
 
-    def __init__(self, data_dir: Path, size: str | None = None):
+    def __init__(self, data_dir: Path, size: str | None = None, slots: int = 0):
         self.data_dir = Path(data_dir)
         self.size = size or os.environ.get("ARTOO_MODEL_SIZE", "1.5b")
         self.context = int(os.environ.get("ARTOO_LOCAL_CONTEXT", DEFAULT_CONTEXT))
+        self.slots = max(1, slots or int(os.environ.get("ARTOO_LOCAL_SLOTS", "1")))
         self.threads = int(os.environ.get("ARTOO_LOCAL_THREADS", os.cpu_count() or 2))
         self.cache = installer.cache_dir()
         self.weights = installer.WEIGHTS[self.size]
@@ -87,10 +90,11 @@ class LocalModel:
             "local",
             "-t",
             str(self.threads),
+            # -c is the whole cache, shared out over the slots.
             "-c",
-            str(self.context),
+            str(self.context * self.slots),
             "-np",
-            "1",
+            str(self.slots),
             "--jinja",
             "--no-webui",
         ]

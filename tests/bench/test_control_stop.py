@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -20,7 +21,9 @@ def stop():
     signal.signal(signal.SIGTERM, before)
 
 
-def suite(stop, kill_after: int, kills: int = 1) -> tuple[list[tuple], list[int]]:
+def suite(
+    stop, kill_after: int, kills: int = 1, jobs: int = 1
+) -> tuple[list[tuple], list[int]]:
     ran, dreamed = [], []
 
     def attempt(scenario, strategy, pass_no):
@@ -28,12 +31,16 @@ def suite(stop, kill_after: int, kills: int = 1) -> tuple[list[tuple], list[int]
         if len(ran) == kill_after:
             for _ in range(kills):
                 os.kill(os.getpid(), signal.SIGTERM)
+        # A run lasts until the stop is heard, so no job starts another before.
+        wait_until = time.monotonic() + (5 if kill_after and jobs > 1 else 0)
+        while not stop.requested and time.monotonic() < wait_until:
+            time.sleep(0.01)
         s = scenario
         return Result(s.name, s.expect, s.failure, s.group, strategy, pass_no)
 
     bench = SimpleNamespace(
         opts=SimpleNamespace(
-            passes=2, scenarios=SCENARIOS[:2], strategies=["ggs", "retry"]
+            passes=2, scenarios=SCENARIOS[:2], strategies=["ggs", "retry"], jobs=jobs
         ),
         stop=stop,
         dreams=[],
@@ -41,6 +48,7 @@ def suite(stop, kill_after: int, kills: int = 1) -> tuple[list[tuple], list[int]
         attempt=attempt,
         dream=lambda: dreamed.append(1) or "dreamt",
     )
+    bench.run_all = lambda runs: control.Bench.run_all(bench, runs)
     control.Bench.run_suite(bench)
     return ran, dreamed
 
@@ -65,3 +73,25 @@ def test_without_sigterm_every_run_of_both_passes_and_the_dream_happen(stop):
 
     assert len(ran) == 2 * 2 * 2
     assert dreamed == [1]
+
+
+def test_with_jobs_every_run_happens_once_and_the_dream_between_passes(stop):
+    ran, dreamed = suite(stop, kill_after=0, jobs=3)
+
+    assert sorted(ran) == sorted(
+        (s.name, strategy, p)
+        for p in (1, 2)
+        for s in SCENARIOS[:2]
+        for strategy in ("ggs", "retry")
+    )
+    assert [r[2] for r in ran] == [1] * 4 + [2] * 4
+    assert dreamed == [1]
+
+
+def test_with_jobs_sigterm_starts_no_more_runs(stop):
+    ran, dreamed = suite(stop, kill_after=1, jobs=2)
+
+    # The run in the other job may have started before the signal was heard.
+    assert 1 <= len(ran) <= 2
+    assert dreamed == []
+    assert stop.requested
