@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from artoo_web.charts import benchmark_chart  # noqa: E402
 from bench.control_report import Result, build_record, render  # noqa: E402
+from bench.modelcost import session_table  # noqa: E402
 from bench.scenarios import Scenario, select  # noqa: E402
 from devtools.apiclient import Api, Db, wait_for  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
@@ -327,6 +328,16 @@ def cluster_env(opts, model_env: dict[str, str], root: Path) -> dict[str, str]:
     }
 
 
+def role_costs(db: Path, results: list[Result]) -> dict[str, str]:
+    """Return each strategy's model cost per role, as a Markdown table."""
+    out = {}
+    for strategy in dict.fromkeys(r.strategy for r in results):
+        mine = [r for r in results if r.strategy == strategy and r.run_id]
+        solved = {r.run_id for r in mine if r.solved}
+        out[strategy] = session_table(db, solved, {r.run_id for r in mine})
+    return out
+
+
 def write_outputs(record: dict, out_dir: Path) -> dict[str, Path]:
     """Write the table, the chart and the record; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -375,6 +386,7 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
             )
             meta["dreams"] = bench.dreams
             record = build_record(meta, bench.results)
+            record["role_costs"] = role_costs(cluster.db_path, bench.results)
             record["report"] = render(record)
             paths = write_outputs(record, opts.data_dir / "results" / opts.session)
             stored = cluster.manage("store_benchmark", str(paths["json"]), check=False)

@@ -308,5 +308,7 @@ def render(record: dict) -> str:
         for s in strategies:
             rows = [r for r in results if (r.strategy, r.pass_no) == (s, p)]
             out += ["", f"## {s}, pass {p}", "", *runs_table(rows)]
+    for s, costs in record.get("role_costs", {}).items():
+        out += ["", f"## {s}: model cost per role (all passes)", "", costs]
     notes = [f"- {r.strategy} p{r.pass_no} {r.scenario}: {r.note}" for r in results]
     return "\n".join(out + ["", "Verifiers:", "", *notes]) + "\n"

@@ -37,6 +37,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import report as bench_report  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
 
 RECONNECT_S = 0.2
@@ -245,46 +246,33 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def against(value: float, target: float, unit: str = " ms") -> str:
-    """Return a figure next to its target, as a ratio (≤ 1.00 meets it)."""
-    return f"{value:.1f}{unit} (target ≤ {target:g}{unit}: {value / target:.2f}×)"
-
-
-def count_against(value: int) -> str:
-    return f"{value} (target 0: {'met' if value == 0 else 'MISSED'})"
-
-
 def report(name: str, figures: dict, timings: list[float]) -> None:
-    (start, *_), (end, *_) = figures["load"]
+    """Print the scenario's figures, each next to its target (``bench/report.py``)."""
+    (start, *_), _ = figures["load"]
+    load = bench_report.Load(start)
     print(
         f"\n== {name}: {figures['clients']} clients on {figures['runs']} run(s), "
-        f"{figures['messages']} messages; load average {start:.2f} → {end:.2f} "
-        f"on {os.cpu_count()} cores"
+        f"{figures['messages']} messages; web killed and restarted, every client "
+        f"live again after {figures['outage_s']:.2f} s"
     )
     for phase in ("before", "after"):
         values = figures[phase]
         if not values:
             print(f"  {phase} the reconnect: no deliveries")
             continue
-        print(
-            f"  commit+publish → receive, {phase} the reconnect "
-            f"({len(values)} deliveries):"
-        )
-        print(f"    p50 {against(statistics.median(values), P50_TARGET_MS)}")
-        print(f"    p99 {against(percentile(values, 0.99), P99_TARGET_MS)}")
-    print(
-        "  web killed and restarted: every client live again after "
-        f"{figures['outage_s']:.2f} s"
-    )
+        for label, value, target in (
+            ("p50", statistics.median(values), P50_TARGET_MS),
+            ("p99", percentile(values, 0.99), P99_TARGET_MS),
+        ):
+            figure = f"live.{name} {label} {phase} reconnect"
+            bench_report.figure(figure, value, target, "≤", "ms", load)
     if figures["catch_up"]:
         values = figures["catch_up"]
-        print(
-            f"  catch-up once reopened ({len(values)} clients): p50 "
-            f"{statistics.median(values):.0f} ms, max "
-            f"{against(max(values), CATCH_UP_TARGET_MS)}"
-        )
-    print(f"  lost: {count_against(figures['lost'])}")
-    print(f"  duplicated: {count_against(figures['duplicates'])}")
+        print(f"  catch-up once reopened: p50 {statistics.median(values):.0f} ms")
+        figure = f"live.{name} catch-up max"
+        bench_report.figure(figure, max(values), CATCH_UP_TARGET_MS, "≤", "ms", load)
+    for key in ("lost", "duplicates"):
+        bench_report.figure(f"live.{name} {key}", figures[key], 0, "=", "", load)
     if timings:
         print(
             f"  web process, Redis → every client's queue ({len(timings)} batches): "

@@ -110,13 +110,22 @@ def table(costs: list[RoleCost], solved_runs: int) -> str:
     return "\n".join(lines)
 
 
-def session_table(db: Path, solved: set[str]) -> str:
-    """Return the per-role table of the session whose database is ``db``."""
+def session_calls(db: Path) -> list[Call]:
+    """Return every model call the trace of the database ``db`` records."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
     try:
-        calls = conn.execute(CALLS_SQL).fetchall()
+        return conn.execute(CALLS_SQL).fetchall()
     finally:
         conn.close()
+
+
+def session_table(db: Path, solved: set[str], runs: set[str] | None = None) -> str:
+    """Return the per-role table of the session whose database is ``db``, over
+    the runs ``runs`` (default: all)."""
+    calls = session_calls(db)
+    if runs is not None:
+        wanted = {run.replace("-", "") for run in runs}
+        calls = [c for c in calls if str(c[1]).replace("-", "") in wanted]
     return table(role_costs(calls, solved), len(solved))
 
 

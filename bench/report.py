@@ -34,8 +34,9 @@ MARK = "figure  "
 class Load:
     """The 1-minute load average at the start of a measurement, and at its end."""
 
-    def __init__(self) -> None:
-        self.start = os.getloadavg()[0]
+    def __init__(self, start: float | None = None) -> None:
+        """Start now, or at ``start``: a load average read when it began."""
+        self.start = os.getloadavg()[0] if start is None else start
         self.cores = os.cpu_count() or 1
 
     def note(self) -> str:
@@ -84,6 +85,7 @@ BENCHES = (
     Bench("memory.py", quick=("--megrams", "100000", "--pairs", "1000")),
     Bench("pipeline.py", quick=("--runs", "10", "--seconds", "15")),
     Bench("hops.py", quick=("--runs", "3")),
+    Bench("live.py", quick=("--quick",)),
     Bench("fairness.py", quick=("--long", "4", "--seconds", "8")),
     Bench("sandbox.py", quick=("--runs", "20")),
     Bench("curves.py", quick=("--quick",)),

@@ -116,6 +116,10 @@ def test_two_scenarios_under_two_strategies_over_two_passes(tmp_path, tasks_dir)
 
     out = tmp_path / "results" / record["session"]
     report = (out / "control.md").read_text()
+    for strategy in ("ggs", "single"):
+        assert f"## {strategy}: model cost per role" in report
+        costs = record["role_costs"][strategy].splitlines()
+        assert {row.split("|")[1].strip() for row in costs[2:]} >= {"R1", "R2", "all"}
     for r in record["results"]:
         assert r["run_id"] in report
     ET.fromstring((out / "control.svg").read_text())

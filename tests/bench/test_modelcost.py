@@ -65,6 +65,14 @@ def test_the_table_gives_shares_medians_and_a_total_line(tmp_path):
     assert "tool_call" not in text
 
 
+def test_the_table_can_cost_some_runs_of_a_session_only(tmp_path):
+    db = session(tmp_path, CALLS) / "db.sqlite3"
+    text = session_table(db, set(), {"run-b"})
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines()[2:]}
+    assert set(rows) == {"R3", "all"}
+    assert rows["R3"].startswith("| R3 | 2 | 4,600 | 100 | - |")
+
+
 def test_a_session_without_timings_or_solved_tasks_says_so():
     costs = role_costs([("R1", "x", 10, 1, 0, None)], set())
     assert costs[0].row(0) == "| R1 | 1 | 10 | 1 | - | 0% | not reported |"
