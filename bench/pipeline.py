@@ -1,10 +1,13 @@
 """Pipeline figures on a private cluster of real processes (offline model).
 
-    python bench/pipeline.py [--runs 30] [--seconds 60] [--inflight 32]
+    python bench/pipeline.py [--runs 30] [--seconds 60] [--inflight 32] [--workers 1]
 
 Prints: median submit → FinalResult of a one-subtask run at 0 ms model latency;
 the wall-time ratio of 8 parallel subtasks to 1 at 1000 ms latency; sustained
 runs/s over the given seconds, with the count of runs or messages lost.
+``--workers N`` runs N pipeline worker processes (each ``-c 12`` threads, with
+``ARTOO_SUBTASK_SLOTS`` 9 per worker); the database is SQLite in the data dir
+unless ``DATABASE_URL`` names another.
 """
 
 from __future__ import annotations
@@ -141,7 +144,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--inflight", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=1, choices=range(1, 9))
     opts = parser.parse_args()
+    pipelines = tuple(
+        "pipeline" if n == 1 else f"pipeline#{n}" for n in range(1, opts.workers + 1)
+    )
     with tempfile.TemporaryDirectory(prefix="artoo-bench-") as tmp:
         data = Path(tmp)
         redis_proc, redis_url = launcher.start_embedded_redis(data)
@@ -151,11 +158,14 @@ def main() -> None:
             # One user makes the whole load: their per-user limits would refuse it.
             "ARTOO_USER_ACTIVE_RUNS": "0",
             "ARTOO_USER_RUNS_PER_MINUTE": "0",
+            "ARTOO_SUBTASK_SLOTS": str(9 * opts.workers),
         }
+        if os.environ.get("DATABASE_URL"):
+            env["DATABASE_URL"] = os.environ["DATABASE_URL"]
         try:
             with Cluster(
                 data,
-                processes=("pipeline", "memory"),
+                processes=(*pipelines, "memory"),
                 env=env,
                 ready_timeout=READY_TIMEOUT_S,
             ) as cluster:
@@ -168,7 +178,7 @@ def main() -> None:
             slow = {**env, "ARTOO_OFFLINE_LATENCY_MS": "1000"}
             with Cluster(
                 data,
-                processes=("pipeline", "memory"),
+                processes=(*pipelines, "memory"),
                 env=slow,
                 ready_timeout=READY_TIMEOUT_S,
             ):
