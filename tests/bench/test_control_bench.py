@@ -76,7 +76,9 @@ def tasks_dir():
     remove_tree(path)
 
 
-def test_two_scenarios_under_two_strategies_over_two_passes(tmp_path, tasks_dir):
+def test_two_scenarios_under_two_strategies_over_two_passes_two_at_once(
+    tmp_path, tasks_dir
+):
     with ScriptedLLMServer() as server:
         for role, respond in scripted(tasks_dir).items():
             server.responder(respond, role=role)
@@ -84,7 +86,7 @@ def test_two_scenarios_under_two_strategies_over_two_passes(tmp_path, tasks_dir)
             [
                 *("--base-url", server.env()["OPENAI_BASE_URL"]),
                 *("--model", "scripted", "--only", "count-lines,impossible"),
-                *("--strategies", "ggs,single", "--passes", "2"),
+                *("--strategies", "ggs,single", "--passes", "2", "--jobs", "2"),
                 *("--data-dir", str(tmp_path), "--tasks-dir", str(tasks_dir)),
             ]
         )
@@ -112,6 +114,7 @@ def test_two_scenarios_under_two_strategies_over_two_passes(tmp_path, tasks_dir)
         0,
     )
     assert record["complete"] and len(record["dreams"]) == 1
+    assert record["jobs"] == 2
     assert {m["group"] for m in record["memory"]} == {"first-time", "impossible"}
 
     out = tmp_path / "results" / record["session"]
