@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from roles.contracts import SubTaskOutcome
-from roles.evidence import parse_evidence
+from roles.evidence import ToolCall, is_failed_call, parse_evidence, split_exit_code
 from roles.facts import FACT, appears
 from roles.planner_prompts import output_text
 
@@ -37,13 +37,24 @@ def grounded(merged: Any, outcomes: Sequence[SubTaskOutcome]) -> Any:
 
 
 def evidence_note(outcomes: Sequence[SubTaskOutcome], limit: int = 3) -> str:
-    """Return "Evidence: …" naming the first successful tool calls of the round."""
+    """Return "Evidence: …" naming the first successful tool calls of the round.
+
+    A shell command succeeded when it exited 0 (what it printed is data, even a
+    line saying "error:"); a file or web tool when it did not answer ERROR.
+    """
     named = []
     for entry in (e for o in outcomes for e in o.tool_calls):
         call = parse_evidence(entry)
-        if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
+        if call is None or not _succeeded(call):
             continue
         named.append(f"{call.tool} `{call.target}`" if call.target else call.tool)
         if len(named) == limit:
             break
     return f"Evidence: {'; '.join(named)}." if named else ""
+
+
+def _succeeded(call: ToolCall) -> bool:
+    code, _ = split_exit_code(call.output)
+    if code is not None:
+        return code == 0
+    return not is_failed_call(call)

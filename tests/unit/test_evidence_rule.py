@@ -121,6 +121,19 @@ def test_the_summary_names_its_evidence_and_skips_failed_calls():
     assert evidence_note([shown]) == "Evidence: shell `wc -l data.txt`."
 
 
+def test_the_evidence_leaves_out_a_command_that_exited_non_zero():
+    from roles.merged import evidence_note
+
+    missing = format_evidence(
+        "shell", {"command": "xsv count f.csv"}, "[exit code 127]\nxsv: not found"
+    )
+    counted = format_evidence(
+        "shell", {"command": "grep -c error: app.log"}, "[exit code 0]\n3"
+    )
+    shown = outcome("3", missing, counted)
+    assert evidence_note([shown]) == "Evidence: shell `grep -c error: app.log`."
+
+
 def test_a_number_the_claim_states_must_stand_whole_in_a_tool_output(tmp_path):
     # "24" is inside "2024-05-03" of the log, but the log never says 24.
     log = format_evidence("read_file", {"path": "app.log"}, "2024-05-03 INFO ok")
