@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from roles.aggregate import NUMBER
+from roles.barenumber import bare_number_met
 from roles.contracts import ExecutionResult
 from roles.countanswer import count_free
 from roles.facts import (
@@ -171,6 +172,8 @@ def _output_matches(check, result, _workspace) -> CheckResult:
                 return CheckResult(True, f"{said} (the claim quotes it)")
     if refused is not None:
         return refused
+    if said := bare_number_met(regex, pattern, result):
+        return CheckResult(True, said)
     head = _quote(output_text(result.output))
     return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
 
@@ -255,9 +258,8 @@ def _json_field(check, result, _workspace) -> CheckResult:
         met = of_type(value, kind)
         said = ("is" if met else "is not") + (" an" if kind[0] in "aio" else " a")
         return CheckResult(met, f"field {dotted!r} {said} {kind}: {value!r}")
-    return CheckResult(
-        False, f"field {dotted!r} is {_quote(repr(value))}, not {want!r}"
-    )
+    got = _quote(repr(value))
+    return CheckResult(False, f"field {dotted!r} is {got}, not {want!r}")
 
 
 def _as_json(output: Any) -> Any:
@@ -294,5 +296,4 @@ def _quote(text: str) -> str:
 
 def _around(text: str, needle: str) -> str:
     at = text.find(needle)
-    start = max(at - 40, 0)
-    return _quote(text[start : at + len(needle) + 40])
+    return _quote(text[max(at - 40, 0) : at + len(needle) + 40])

@@ -120,6 +120,47 @@ def test_output_matches_passes_and_fails():
     assert not check("output_matches", HELLO, pattern="^bye").passed
 
 
+def claimed(claim: str, command: str, printed: str) -> ExecutionResult:
+    call = format_evidence("shell", {"command": command}, f"[exit code 0]\n{printed}")
+    return ExecutionResult(
+        subtask_id="s1", status="completed", output=claim, tool_calls=[call]
+    )
+
+
+@pytest.mark.parametrize("pattern", ["^[0-9]+$", r"^\d+$", r"^\d+(\.\d+)?$"])
+def test_a_bare_number_pattern_is_met_by_a_claim_stating_the_number_a_tool_printed(
+    pattern,
+):
+    result = claimed("order total: 13952", "./report.sh", "order total: 13952")
+    verdict = check("output_matches", result, pattern=pattern)
+    assert verdict.passed
+    assert "asks for a number: the claim states 13952" in verdict.evidence
+
+
+@pytest.mark.parametrize(
+    ("claim", "printed"),
+    [
+        # A number no tool printed is the claim's word only.
+        ("order total: 13952", "order total: 13925"),
+        # Two numbers: which one is the answer is not for the check to guess.
+        ("13952 of 20000 orders", "13952 of 20000 orders"),
+        # No number at all.
+        ("the total is printed above", "order total: 13952"),
+    ],
+)
+def test_a_bare_number_pattern_still_fails_without_one_shown_number(claim, printed):
+    result = claimed(claim, "./report.sh", printed)
+    assert not check("output_matches", result, pattern="^[0-9]+$").passed
+
+
+def test_a_worded_or_unanchored_pattern_is_not_read_as_a_bare_number():
+    result = claimed("order total: 13952", "./report.sh", "order total: 13952")
+    assert not check("output_matches", result, pattern="^total: [0-9]+$").passed
+    # An unanchored number pattern matches as written, and says so.
+    verdict = check("output_matches", result, pattern="[0-9]+")
+    assert verdict.passed and "asks for a number" not in verdict.evidence
+
+
 def test_a_pattern_in_script_delimiters_is_read_without_them():
     # As a 1.5B planner wrote it: "/^\d+$/" can never match as written.
     count = shell_result("grep -c . data.txt", "[exit code 0]\n137\n")
