@@ -28,6 +28,9 @@ pass. ``merge_line_formats`` makes such checks one check that any of the formats
 meets; a check of another kind, or a pattern not anchored at both ends, is kept
 as it is (the evidence rule of R4a still judges what matched).
 
+Under a count question, checks counted out one number each ("0", "1" … "9") are
+one check any of them meets (``roles.plan_counting``).
+
 A ``file_exists`` check the request cannot mean (on a path GGS blocked, one it
 deletes or one it only reads) is dropped by ``roles.plan_blocks``.
 """
@@ -41,6 +44,7 @@ from collections.abc import Sequence
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 from roles.patterns import undelimited
 from roles.plan_blocks import NAMED_PATH, drop_blocked_paths
+from roles.plan_counting import merge_counted_checks
 
 # R2's example criteria (roles.planner_prompts.PLAN_SYSTEM), each with the word
 # a request must contain for the example to be about it ("" : never).
@@ -69,6 +73,8 @@ def shape_plan(
         notes += [note] if note else []
     subtasks, merged = merge_line_formats(subtasks)
     notes += merged
+    subtasks, counted = merge_counted_checks(subtasks, request)
+    notes += counted
     return [anchor_request(s, request) for s in subtasks], criteria, notes
 
 
