@@ -1,11 +1,12 @@
 """A question that asks for a number is answered by one, checked before any accept.
 
-"What is the total of the amount column?" or "How many entries have the level
-ERROR?" is answered only by a number. A small executor sometimes reports what
-it did instead ("The 'amount' column is the third column", "the file was read
-successfully"); a check that any tool output meets (the 0 an awk over the wrong
-column printed, ``.*``) then matches it, and the run would accept an answer
-that states no number at all. Before R4b accepts such a question, some
+"What is the total of the amount column?", "How many entries have the level
+ERROR?" or "tell me the highest price in it" is answered only by a number. A
+small executor sometimes reports what it did instead ("The 'amount' column is
+the third column", "the file was read successfully", "the highest price is:
+[the highest price value]"); a check that any tool output meets (the 0 an awk
+over the wrong column printed, ``.*``) then matches it, and the run would accept
+an answer that states no number at all. Before R4b accepts such a question, some
 subtask's output must state a number; the evidence rule of R4a has already
 judged every number a subtask states.
 
@@ -24,6 +25,7 @@ from collections.abc import Sequence
 
 from roles.aggregate import NUMBER
 from roles.asked import asks_for_aggregate
+from roles.columncount import EXTREME
 from roles.contracts import CriterionVerdict, SubTaskOutcome
 from roles.evidence import parse_evidence, split_exit_code
 from roles.facts import appears, output_text
@@ -50,17 +52,26 @@ SHOWN_LIMIT = 3
 _COUNTS = re.compile(r"\bwc\b|\bgrep\s+(?:-\w+\s+)*-[A-Za-z]*c")
 # A question, not a request to make something that prints a total.
 QUESTION = re.compile(
-    r"\?\s*$|^\s*(?:how many|what(?: is|'s)|count|sum|compute|calculate)\b",
+    r"\?\s*$|^\s*(?:how many|what(?: is|'s)|count|sum|compute|calculate)\b"
+    r"|\btell me\b",
     re.IGNORECASE | re.MULTILINE,
+)
+# The highest or lowest of a quantity is a number ("the highest price"); the
+# largest file or the most active user is a name.
+EXTREME_QUANTITY = re.compile(
+    rf"(?:{EXTREME.pattern})\s+(?:\w+\s+)?"
+    r"(?:price|cost|value|amount|total|score|salary|quantity|rate|temperature)s?\b",
+    re.IGNORECASE,
 )
 
 
 def asks_for_a_number(request: str) -> bool:
     """Return True when ``request`` is a question whose answer is a count, a
-    total or an average (and not a request to make a file or a script)."""
+    total, an average or the highest (lowest) of a quantity (and not a request to
+    make a file or a script)."""
     text = request or ""
     return (
-        asks_for_aggregate(text)
+        (asks_for_aggregate(text) or EXTREME_QUANTITY.search(text) is not None)
         and QUESTION.search(text) is not None
         and MAKES.search(text) is None
     )

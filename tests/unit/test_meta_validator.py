@@ -114,9 +114,32 @@ def test_a_question_for_a_number_that_no_output_answers_is_replanned(said):
     assert "no subtask's output states a number" in request.gap_summary
 
 
+PRICE = (
+    "Get the price list from http://127.0.0.1:9/exports/prices.csv (mirrored under "
+    "/srv/mirror) and tell me the highest price in it."
+)
+
+
+def test_a_request_for_the_highest_price_answered_by_a_placeholder_is_replanned():
+    said = "The highest price in the file is: [the highest price value]"
+    result = evaluate(
+        asked(PRICE),
+        [outcome("a", "find the highest price", output=said)],
+        model=OfflineModel(),
+        elapsed_ms=0,
+        replans_so_far=0,
+    )
+    assert type(result.message).__name__ == "ReplanRequest"
+    [verdict] = result.message.task_criteria_verdicts
+    assert verdict.criterion == ANSWERED and verdict.verdict == "fail"
+
+
 @pytest.mark.parametrize(
     ("question", "said"),
     [
+        (PRICE, "The highest price is 188.28."),
+        ("Which is the largest file in /srv/logs? Tell me its name.", "big.log"),
+        ("Tell me the weekday of 2025-01-01.", "Wednesday"),
         (TOTAL, "The total is 13467."),
         ("How many entries have the level ERROR?", "21"),
         ("Write a script that prints the total of a.csv", "wrote total.py"),
