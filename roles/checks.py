@@ -41,8 +41,8 @@ from roles.jsontypes import nested, of_type, type_named
 from roles.patterns import (
     ANY_TEXT,
     NEVER_MATCHES,
-    NO_FORMAT,
-    PLACEHOLDERS,
+    names_no_format,
+    read_placeholder,
     undelimited,
     written_as_regex,
 )
@@ -141,9 +141,9 @@ EXAMPLE_FIELDS = ("a.b", "a.b.0", "...", "")
 
 def _output_matches(check, result, _workspace) -> CheckResult:
     pattern, flags = undelimited(_param(check, "pattern", str))
-    if pattern.strip().lower() in NO_FORMAT:
+    if names_no_format(pattern):
         return _any_output(f"/{pattern}/", result)
-    pattern = PLACEHOLDERS.get(pattern.strip().lower(), pattern)
+    pattern = read_placeholder(pattern)
     try:
         regex = re.compile(pattern, re.MULTILINE | flags)
     except re.error as err:

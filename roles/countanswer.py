@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from roles.asked import asks_for_count, unguarded_words
-from roles.patterns import NEVER_MATCHES, PLACEHOLDERS, undelimited
+from roles.patterns import NEVER_MATCHES, read_placeholder, undelimited
 
 # Lines a count is stated in. A pattern that finds none of them, and demands no
 # digit, asks for a line of what was counted, not for the count.
@@ -64,7 +64,7 @@ def listing_pattern(check: dict[str, Any]) -> str:
     if check.get("type") != "output_matches" or not isinstance(raw, str):
         return ""
     pattern, flags = undelimited(raw)
-    pattern = PLACEHOLDERS.get(pattern.strip().lower(), pattern)
+    pattern = read_placeholder(pattern)
     try:
         regex = re.compile(pattern, re.MULTILINE | flags)
     except re.error:

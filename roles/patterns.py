@@ -32,6 +32,30 @@ PLACEHOLDERS = {
     "<number>": r"\d+",
     "<integer>": r"\d+",
 }
+# The word of a pattern that only wraps it in "match anything": ".*number.*"
+# names what it wants as "number" does.
+_WRAPPED = re.compile(r"\^?(?:\.[*+])?(?P<word><?\w+>?)(?:\.[*+])?\$?")
+
+
+def placeholder_word(pattern: str) -> str:
+    """Return ``pattern`` stripped and lowered, without a ``.*``/``^``/``$``
+    wrapping around one word (".*number.*" → "number")."""
+    text = pattern.strip()
+    found = _WRAPPED.fullmatch(text)
+    return (found["word"] if found else text).lower()
+
+
+def read_placeholder(pattern: str) -> str:
+    r"""Return the pattern a placeholder word stands for ("number", ".*number.*"
+    → ``\d+``), else ``pattern`` as written."""
+    return PLACEHOLDERS.get(placeholder_word(pattern), pattern)
+
+
+def names_no_format(pattern: str) -> bool:
+    """Return True when ``pattern`` is "regex" or "pattern", however wrapped."""
+    return placeholder_word(pattern) in NO_FORMAT
+
+
 # "regex" or "pattern" names no format at all: any output that is not blank
 # meets it (R4a's evidence rule and the other checks still judge the output).
 NO_FORMAT = ("regex", "<regex>", "pattern", "<pattern>")

@@ -161,6 +161,18 @@ def test_a_worded_or_unanchored_pattern_is_not_read_as_a_bare_number():
     assert verdict.passed and "asks for a number" not in verdict.evidence
 
 
+@pytest.mark.parametrize("pattern", [".*number.*", "^.*number.*$", ".+integer.+"])
+def test_a_placeholder_word_wrapped_in_match_anything_still_asks_for_a_number(
+    pattern,
+):
+    total = claimed("13467", "python3 sum.py payments.csv", "13467")
+    assert check("output_matches", total, pattern=pattern).passed
+    said = claimed("the sum is computed", "python3 sum.py payments.csv", "done")
+    assert not check("output_matches", said, pattern=pattern).passed
+    # A wrapped word that names no placeholder keeps its meaning as written.
+    assert not check("output_matches", total, pattern=".*ERROR.*").passed
+
+
 def test_a_pattern_in_script_delimiters_is_read_without_them():
     # As a 1.5B planner wrote it: "/^\d+$/" can never match as written.
     count = shell_result("grep -c . data.txt", "[exit code 0]\n137\n")
