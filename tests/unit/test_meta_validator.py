@@ -92,46 +92,31 @@ def asked(question: str) -> DispatchManifest:
 
 
 TOTAL = "What is the total of the amount column in /srv/payments.csv?"
-
-
-@pytest.mark.parametrize(
-    "said",
-    [
-        "The 'amount' column is the third column.",
-        {"matches": True, "content": "The file was read successfully."},
-        None,
-    ],
-)
-def test_a_question_for_a_number_that_no_output_answers_is_replanned(said):
-    outcomes = [outcome("a", "sum the amounts", output=said)]
-    result = evaluate(
-        asked(TOTAL), outcomes, model=OfflineModel(), elapsed_ms=0, replans_so_far=0
-    )
-    request = result.message
-    assert type(request).__name__ == "ReplanRequest"
-    [verdict] = request.task_criteria_verdicts
-    assert verdict.criterion == ANSWERED and verdict.verdict == "fail"
-    assert "no subtask's output states a number" in request.gap_summary
-
-
 PRICE = (
     "Get the price list from http://127.0.0.1:9/exports/prices.csv (mirrored under "
     "/srv/mirror) and tell me the highest price in it."
 )
 
 
-def test_a_request_for_the_highest_price_answered_by_a_placeholder_is_replanned():
-    said = "The highest price in the file is: [the highest price value]"
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        (TOTAL, "The 'amount' column is the third column."),
+        (TOTAL, {"matches": True, "content": "The file was read successfully."}),
+        (TOTAL, None),
+        (PRICE, "The highest price in the file is: [the highest price value]"),
+    ],
+)
+def test_a_question_for_a_number_that_no_output_answers_is_replanned(question, said):
+    outcomes = [outcome("a", "sum the amounts", output=said)]
     result = evaluate(
-        asked(PRICE),
-        [outcome("a", "find the highest price", output=said)],
-        model=OfflineModel(),
-        elapsed_ms=0,
-        replans_so_far=0,
+        asked(question), outcomes, model=OfflineModel(), elapsed_ms=0, replans_so_far=0
     )
-    assert type(result.message).__name__ == "ReplanRequest"
-    [verdict] = result.message.task_criteria_verdicts
+    request = result.message
+    assert type(request).__name__ == "ReplanRequest"
+    [verdict] = request.task_criteria_verdicts
     assert verdict.criterion == ANSWERED and verdict.verdict == "fail"
+    assert "no subtask's output states a number" in request.gap_summary
 
 
 @pytest.mark.parametrize(
