@@ -5,11 +5,14 @@ task (over the runs a verifier judged solved), the share of prompt tokens the
 server served from its prompt cache, and the median and slowest time to the
 first token (a call's time less the server's own generation time).
 
-    python bench/modelcost.py [SESSION_DIR]
+    python bench/modelcost.py [SESSION_DIR] [--figures]
 
 reads ``db.sqlite3`` and ``model-results.md`` of a ``make test-model``
 session (default: the newest under ``.artoo/test/model``) and prints the table
-that ``make test-model`` also appends to ``model-results.md``.
+that ``make test-model`` also appends to ``model-results.md``. ``--figures``
+(``make bench``) also prints the totals and each role's time to the first
+token as figures, and only notes a missing session: the model tier is never
+part of ``make bench``, which reports the newest one it finds.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import report  # noqa: E402
+
 SESSIONS = ROOT / ".artoo" / "test" / "model"
 ROLE_ORDER = ("R1", "R2", "R3", "R4a", "R4b", "R6", "R7", "R8")
 CALLS_SQL = (
@@ -140,24 +147,55 @@ def solved_runs(results: Path) -> set[str]:
     return runs
 
 
+def print_figures(costs: list[RoleCost], solved_runs: int) -> None:
+    """Print a session's totals and each role's median time to the first token
+    as ``make bench`` figures (no targets: the issue sets none)."""
+    load = report.Load()
+    prompt = sum(cost.prompt for cost in costs)
+    cached = sum(cost.cached for cost in costs)
+    solved_prompt = sum(cost.solved_prompt for cost in costs)
+    if solved_runs:
+        per_task = solved_prompt / solved_runs
+        report.figure(
+            "model prompt tok per solved task", per_task, None, "≤", "tok", load
+        )
+    if prompt:
+        share = 100 * cached / prompt
+        report.figure("model prompt tok from cache", share, None, "≥", "%", load)
+    for cost in costs:
+        if cost.first_token:
+            first = statistics.median(cost.first_token) / 1000
+            report.figure(
+                f"model first token {cost.role} median", first, None, "≤", "s", load
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("session", nargs="?", type=Path, help="a session directory")
+    parser.add_argument(
+        "--figures",
+        action="store_true",
+        help="print figures; a missing session is no error",
+    )
     args = parser.parse_args(argv)
+    missing = 0 if args.figures else 2
     session = args.session
     if session is None:
         found = sorted(SESSIONS.glob("*/db.sqlite3")) if SESSIONS.is_dir() else []
         if not found:
             print(f"no real-model session under {SESSIONS}: run `make test-model`")
-            return 2
+            return missing
         session = found[-1].parent
     db, results = session / "db.sqlite3", session / "model-results.md"
     if not db.is_file():
         print(f"{session} holds no db.sqlite3")
-        return 2
+        return missing
     solved = solved_runs(results) if results.is_file() else set()
     print(f"session {session.name}: {len(solved)} solved tasks")
     print(session_table(db, solved))
+    if args.figures:
+        print_figures(role_costs(session_calls(db), solved), len(solved))
     return 0
 
 

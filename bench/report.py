@@ -89,6 +89,7 @@ BENCHES = (
     Bench("fairness.py", quick=("--long", "4", "--seconds", "8")),
     Bench("sandbox.py", quick=("--runs", "20")),
     Bench("curves.py", quick=("--quick",)),
+    Bench("modelcost.py", args=("--figures",)),
 )
 
 

@@ -91,3 +91,20 @@ def test_main_prints_the_newest_session_or_says_there_is_none(tmp_path, capsys):
     assert "| R2 | 1 | 1,000 | 100 | 1,000 | 40% | 2.0 s / 2.0 s |" in out
     assert main([str(tmp_path / "missing")]) == 2
     assert "holds no db.sqlite3" in capsys.readouterr().out
+
+
+def test_make_bench_gets_the_totals_as_figures_and_no_error_without_a_session(
+    tmp_path, capsys
+):
+    assert main([str(session(tmp_path, CALLS)), "--figures"]) == 0
+    figures = {
+        line.split("  ")[1].strip(): line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("figure  ")
+    }
+    # run-a is the one solved task: 1,000 + 300 + 2,000 prompt tokens.
+    assert "3300" in figures["model prompt tok per solved task"]
+    assert " 36.71 %" in figures["model prompt tok from cache"]
+    assert " 4 " in figures["model first token R3 median"]
+    assert "no target" in figures["model first token R1 median"]
+    assert main([str(tmp_path / "missing"), "--figures"]) == 0
