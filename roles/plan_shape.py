@@ -29,7 +29,10 @@ meets; a check of another kind, or a pattern not anchored at both ends, is kept
 as it is (the evidence rule of R4a still judges what matched).
 
 Under a count question, checks counted out one number each ("0", "1" … "9") are
-one check any of them meets (``roles.plan_counting``).
+one check any of them meets (``roles.plan_counting``). Under any question whose
+answer is a number, an output check holding a number the request does not state
+guessed the answer: it becomes "a number a tool output shows"
+(``roles.plan_guesses``).
 
 A ``file_exists`` check the request cannot mean (on a path GGS blocked, one it
 deletes or one it only reads) is dropped by ``roles.plan_blocks``.
@@ -45,6 +48,7 @@ from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criteri
 from roles.patterns import undelimited
 from roles.plan_blocks import NAMED_PATH, drop_blocked_paths
 from roles.plan_counting import merge_counted_checks
+from roles.plan_guesses import replace_guessed_numbers
 
 # R2's example criteria (roles.planner_prompts.PLAN_SYSTEM), each with the word
 # a request must contain for the example to be about it ("" : never).
@@ -75,6 +79,8 @@ def shape_plan(
     notes += merged
     subtasks, counted = merge_counted_checks(subtasks, request)
     notes += counted
+    subtasks, guessed = replace_guessed_numbers(subtasks, request)
+    notes += guessed
     return [anchor_request(s, request) for s in subtasks], criteria, notes
 
 

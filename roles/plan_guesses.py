@@ -1,0 +1,81 @@
+r"""Checks that guess the answer: a number the planner could not know, made a
+number a tool must show.
+
+Asked "what is the total of the amount column?", a small planner writes the
+check ``output_matches`` "total amount: 123456": the answer it hopes for, in a
+format of its own. The total is what the executor is there to compute, so the
+planner cannot know it; read as written the check fails every right answer
+("13467"), and GGS then reads a logical failure and blocks the program that
+printed the right total. Under a question whose answer is a number
+(``roles.answered.asks_for_a_number``), an output check that holds a number the
+request does not state is such a guess: ``replace_guessed_numbers`` makes it the
+bare-number check, met when the claim states one number and a tool output shows
+it (``roles.barenumber``). The evidence rules of R4a still judge the number
+itself (a total or count must be one a tool computed). A number of the request
+("the 3rd column", "more than 100") is kept, and so is regex syntax
+(``\d{1,3}``, ``[0-9]``): only digits that stand for themselves are read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from roles.answered import asks_for_a_number
+from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
+
+BARE = Criterion(
+    criterion="the answer states a number a tool output shows",
+    check={"type": "output_matches", "pattern": r"^[0-9]+$"},
+)
+DIGITS = re.compile(r"\d+")
+# Regex syntax whose digits do not stand for themselves: an escape (\d, \1), a
+# repeat ({2}, {1,3}) and a character class ([0-9]).
+_SYNTAX = re.compile(r"\\.|\{\d*,?\d*\}|\[(?:\\.|[^\]])*\]")
+
+
+def replace_guessed_numbers(
+    subtasks: Sequence[SubTask], request: str
+) -> tuple[list[SubTask], list[str]]:
+    """Return the subtasks with each check that guesses the asked number made the
+    bare-number check, and a note for each; unchanged unless ``request`` asks
+    for a number."""
+    if not asks_for_a_number(request):
+        return list(subtasks), []
+    stated = set(DIGITS.findall(request))
+    shaped, notes = [], []
+    for sub in subtasks:
+        criteria: list[CriterionSpec] = []
+        for value in sub.success_criteria:
+            guessed = guessed_numbers(value, stated)
+            if not guessed:
+                criteria.append(value)
+                continue
+            text = normalise_criterion(value).criterion
+            if BARE not in criteria:
+                criteria.append(BARE)
+            notes.append(
+                f"{sub.intent}: {text!r} guessed the answer ({', '.join(guessed)}, "
+                "a number the request does not state); it became: a number a "
+                "tool output shows"
+            )
+        shaped.append(sub.model_copy(update={"success_criteria": criteria}))
+    return shaped, notes
+
+
+def guessed_numbers(value: CriterionSpec, stated: set[str]) -> list[str]:
+    """Return the numbers an output check demands that ``stated`` lacks."""
+    check = normalise_criterion(value).check or {}
+    kind = check.get("type")
+    if kind == "output_matches":
+        text = check.get("pattern")
+        literal = _SYNTAX.sub(" ", text) if isinstance(text, str) else ""
+    elif kind == "output_contains":
+        literal = check.get("value")
+        if isinstance(literal, int | float) and not isinstance(literal, bool):
+            literal = str(literal)
+    else:
+        return []
+    if not isinstance(literal, str):
+        return []
+    return [n for n in dict.fromkeys(DIGITS.findall(literal)) if n not in stated]
