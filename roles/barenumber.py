@@ -38,7 +38,7 @@ def one_number_shown(result: ExecutionResult) -> str:
     if len(stated) != 1:
         return ""
     (number,) = stated
-    return number if appears(number, evidence_text(result)) else ""
+    return number if appears(number, evidence_text(result, reports=False)) else ""
 
 
 def bare_number_met(regex: re.Pattern, pattern: str, result: ExecutionResult) -> str:

@@ -12,12 +12,12 @@ The exit code is read from the last shell call: the shell tool's result starts
 with ``[exit code N]`` (``roles.tools.shell``). Output checks look at the
 ExecutionResult's output, then at the tool-call evidence (tool output is the
 ground truth the executor's summary may leave out); the ``[exit code N]`` line
-itself is never part of the text matched.
+itself is never part of the text matched, nor the error report of a failed call
+(``roles.facts.is_error_report``: a traceback quotes the line that failed).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,8 +36,8 @@ from roles.facts import (
     spaced_regex,
     texts,
 )
-from roles.jsonparse import JSONExtractError, extract_json
-from roles.jsontypes import nested, of_type, type_named
+from roles.jsonparse import JSONExtractError
+from roles.jsontypes import nested, of_type, output_json, type_named
 from roles.patterns import (
     ANY_TEXT,
     NEVER_MATCHES,
@@ -123,7 +123,7 @@ def _output_contains(check, result, _workspace) -> CheckResult:
     want = _param(check, "value", str)
     for loose in (False, True):
         needle = spaced(want) if loose else want
-        for where, text in texts(result, loose=loose):
+        for where, text in texts(result, loose=loose, reports=False):
             if needle in text:
                 said = f"{where} contains {want!r}: {_around(text, needle)}"
                 return _shown(result, where, needle, said)
@@ -155,7 +155,8 @@ def _output_matches(check, result, _workspace) -> CheckResult:
         return _any_output(f"/{pattern}/ (it can never match)", result)
     refused, claimed = None, ""
     for loose, candidate in ((False, regex), (True, spaced_regex(pattern, flags))):
-        for where, text in texts(result, loose=loose) if candidate else ():
+        shown = texts(result, loose=loose, reports=False) if candidate else ()
+        for where, text in shown:
             match = candidate.search(text)
             if not match:
                 continue
@@ -198,7 +199,7 @@ def _shown(
     The claimed output is not evidence: a value the model wrote that no tool
     returned (an invented count, a made-up file name) fails the check.
     """
-    shown = evidence_text(result)
+    shown = evidence_text(result, reports=False)
     value = found.strip()
     # A value the regex took from the claim must stand whole in a tool output,
     # under either spacing of its key-value signs.
@@ -226,7 +227,7 @@ def _file_exists(check, _result, workspace: Path) -> CheckResult:
 def _json_field(check, result, _workspace) -> CheckResult:
     dotted = _param(check, "path", str)
     try:
-        value = _as_json(result.output)
+        value = output_json(result.output)
     except (JSONExtractError, ValueError) as err:
         if dotted.strip() in EXAMPLE_FIELDS:
             return _any_output(f"field {dotted.strip()!r}", result)
@@ -260,18 +261,6 @@ def _json_field(check, result, _workspace) -> CheckResult:
         return CheckResult(met, f"field {dotted!r} {said} {kind}: {value!r}")
     got = _quote(repr(value))
     return CheckResult(False, f"field {dotted!r} is {got}, not {want!r}")
-
-
-def _as_json(output: Any) -> Any:
-    if isinstance(output, dict | list):
-        return output
-    text = output_text(output).strip()
-    if not text:
-        raise ValueError("the output is empty")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return extract_json(text)
 
 
 def _in(values: list, key: str) -> bool:

@@ -72,17 +72,45 @@ def appears(value: str, text: str) -> bool:
     return value in text
 
 
-def texts(result: ExecutionResult, *, loose: bool = False) -> list[tuple[str, str]]:
+def texts(
+    result: ExecutionResult, *, loose: bool = False, reports: bool = True
+) -> list[tuple[str, str]]:
     """Return ``(where, text)`` pairs: the output first, then each tool output;
-    with ``loose``, each text without the blanks around ``=`` and ``:``."""
+    with ``loose``, each text without the blanks around ``=`` and ``:``; without
+    ``reports``, not the output of a call that failed with an error report."""
     texts = [("output", output_text(result.output))]
     for number, entry in enumerate(result.tool_calls, start=1):
         call = parse_evidence(entry)
-        if call is not None:
+        if call is not None and (reports or not is_error_report(call.output)):
             texts.append(
                 (f"tool call {number} ({call.tool})", output_text(call.output))
             )
     return [(where, spaced(text)) for where, text in texts] if loose else texts
+
+
+# What a failed command prints about its failure: a Python traceback or its
+# error line, a compiler's "file:line: error", a program's "prog: …: <error>".
+ERROR_REPORT = re.compile(
+    r"^Traceback \(most recent call last\):|^\s*File \"[^\"\n]+\", line \d+"
+    r"|^\w+(?:Error|Exception): |^[\w./+-]+:(?:\d+:)* (?:fatal )?error: "
+    r"|^[\w./+-]+: (?:line \d+: )?.*?(?:No such file or directory|Permission denied"
+    r"|cannot access|cannot open|command not found|syntax error)",
+    re.MULTILINE,
+)
+
+
+def is_error_report(output: str) -> bool:
+    """Return True when a call exited non-zero and its output reports the error.
+
+    The report quotes what failed: a traceback shows the source line
+    ``print(hello from artoo)`` of the script that could not run, so the text
+    it should have printed stands in the output of the run that did not print
+    it. An output check is never met by such a report. A command that failed
+    without one (``grep -c`` printing 0 with exit code 1, ``diff`` printing
+    the lines that differ) keeps its output.
+    """
+    code, body = parse_shell_output(output)
+    return code not in (None, 0) and ERROR_REPORT.search(body) is not None
 
 
 # How a small model guesses a key-value line: "port=8437" or "port: 8437" for
@@ -107,6 +135,8 @@ def spaced_regex(pattern: str, flags: int) -> re.Pattern | None:
         return None
 
 
-def evidence_text(result: ExecutionResult) -> str:
-    """Return every tool output of the result's evidence, joined."""
-    return "\n".join(text for where, text in texts(result) if where != "output")
+def evidence_text(result: ExecutionResult, *, reports: bool = True) -> str:
+    """Return every tool output of the result's evidence, joined (without
+    ``reports``, not the error reports of failed calls)."""
+    shown = texts(result, reports=reports)
+    return "\n".join(text for where, text in shown if where != "output")

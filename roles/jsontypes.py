@@ -10,7 +10,11 @@ value of that type. And a small executor wraps its answer
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from roles.facts import output_text
+from roles.jsonparse import extract_json
 
 TYPES = {
     "number": "number",
@@ -86,3 +90,17 @@ def _number(text: str) -> int | float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def output_json(output: Any) -> Any:
+    """Return an ExecutionResult output as JSON: as it is when it is already
+    data, else parsed from its text (the first JSON value in it)."""
+    if isinstance(output, dict | list):
+        return output
+    text = output_text(output).strip()
+    if not text:
+        raise ValueError("the output is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return extract_json(text)

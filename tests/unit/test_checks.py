@@ -468,3 +468,56 @@ def test_a_whole_claim_line_passes_when_a_tool_output_it_quotes_matches():
     invented = counted.model_copy(update={"output": "the result is count: 42"})
     verdict = check("output_matches", invented, pattern=r".*count: \d+.*")
     assert not verdict.passed and "no tool output shows it" in verdict.evidence
+
+
+TRACEBACK = (
+    "[exit code 1]\n"
+    '  File "/d/hello.py", line 1\n'
+    "    print(hello from artoo)\n"
+    "                ^^^^\n"
+    "SyntaxError: invalid syntax\n"
+)
+
+
+@pytest.mark.parametrize("kind", ["output_matches", "output_contains"])
+def test_a_failed_run_whose_traceback_quotes_the_line_does_not_meet_the_check(kind):
+    # Seen from a 1.5B executor (make test-model, write-script): echo wrote
+    # print(hello from artoo) without its quotes; python3 failed, and its
+    # traceback quoted the line, so /hello from artoo/ passed a script that
+    # printed nothing.
+    crashed = shell_result("python3 /d/hello.py", TRACEBACK)
+    crashed = crashed.model_copy(update={"output": "hello.py was created"})
+    param = {"pattern": "hello from artoo"} if kind == "output_matches" else {}
+    verdict = check(kind, crashed, **(param or {"value": "hello from artoo"}))
+    assert not verdict.passed
+    # The claim quoting the line is not shown by a tool either.
+    quoted = crashed.model_copy(update={"output": "it printed hello from artoo"})
+    assert not check(kind, quoted, **(param or {"value": "hello from artoo"})).passed
+    # Once the script runs, its output meets the check.
+    ran = shell_result("python3 /d/hello.py", "[exit code 0]\nhello from artoo\n")
+    assert check(kind, ran, **(param or {"value": "hello from artoo"})).passed
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "pattern", "met"),
+    [
+        # grep -c finds no line: it prints 0 and exits 1, and 0 is the count.
+        ("grep -c ERROR /d/a.log", "[exit code 1]\n0\n", "^0$", True),
+        # diff exits 1 and prints the lines that differ.
+        ("diff a b", "[exit code 1]\n1c1\n< x\n---\n> y\n", "^< x$", True),
+        # A program's own error line names the path it could not read.
+        (
+            "cat /d/port.txt",
+            "[exit code 1]\ncat: /d/port.txt: No such file or directory\n",
+            "port",
+            False,
+        ),
+        ("gcc x.c", "[exit code 1]\nx.c:3:5: error: expected ';'\n", "expected", False),
+    ],
+)
+def test_only_a_failed_call_that_reports_its_error_is_left_out(
+    command, output, pattern, met
+):
+    result = shell_result(command, output)
+    result = result.model_copy(update={"output": ""})
+    assert check("output_matches", result, pattern=pattern).passed is met
