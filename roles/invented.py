@@ -43,6 +43,7 @@ from roles.csvsplit import split_quoted
 from roles.facts import FACT, appears, output_text, unshown_facts
 from roles.fieldcount import field_value, miscounted
 from roles.lastline import uncounted_last_line
+from roles.namecount import loose_count_reason, loose_extension_count
 from roles.ranscript import unrun_script
 from roles.tools import head_tail
 
@@ -126,6 +127,9 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
     if short:
         return f"{short}; {NO_EVIDENCE}"
     files = asks_for_file_count(request, subtask.intent)
+    loose = [(f, c) for f in numbers if (c := loose_extension_count(f, calls))]
+    if files and numbers and len(loose) == len(numbers):
+        return f"{loose_count_reason(*loose[0])}; {NO_EVIDENCE}"
     lengths = [(f, c) for f in numbers if (c := counts_lines_of_files(f, calls))]
     if files and numbers and len(lengths) == len(numbers):
         value, command = lengths[0]

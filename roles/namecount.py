@@ -1,0 +1,65 @@
+r"""A count of files made by grepping a listing for an extension it does not anchor.
+
+Asked "how many Python files are there under DIR?", a small executor runs
+``ls -R DIR | grep -c .py``. The pattern takes every line that holds any
+character followed by "py" anywhere: ``app.pyc``, ``__pycache__``,
+``pyproject.toml``, ``happy.txt``, so the count is too high (26 where find
+counts 17) and nothing in the output shows it. The answer stands only when the
+pattern ends the name (``grep -c '\.py$'``) or the files are listed by name
+(``find DIR -type f -name '*.py' | wc -l``).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+
+from roles.aggregate import printers
+
+# A listing: its lines are names (ls, find, tree).
+LISTING = re.compile(r"^(?:ls|find|tree)\b")
+# An extension as a grep pattern, unanchored: ".py", "\.py", "*.py", "py".
+EXTENSION = re.compile(r"^(?:\*|\\)?\.?[A-Za-z0-9]{1,6}$")
+
+
+def loose_extension_count(value: str, entries: Iterable[str]) -> str:
+    """Return the command that printed ``value`` when every command that did
+    counts a listing's lines with an unanchored extension pattern; else ""."""
+    commands = [command for command, _ in printers(value, entries)]
+    if not commands or not all(_loose(command) for command in commands):
+        return ""
+    return commands[0]
+
+
+def _loose(command: str) -> bool:
+    stages = [stage.strip() for stage in command.split("|")]
+    for before, stage in zip(stages, stages[1:], strict=False):
+        pattern = _counted_pattern(stage)
+        if pattern is not None and LISTING.search(before) and EXTENSION.match(pattern):
+            return True
+    return False
+
+
+def _counted_pattern(stage: str) -> str | None:
+    """Return the pattern of a ``grep -c`` stage, else None."""
+    try:
+        words = shlex.split(stage)
+    except ValueError:
+        return None
+    if not words or words[0] != "grep":
+        return None
+    flags = [w for w in words[1:] if w.startswith("-")]
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    counts = any(f == "--count" or (f[1:2] != "-" and "c" in f) for f in flags)
+    return rest[0] if counts and rest else None
+
+
+def loose_count_reason(value: str, command: str) -> str:
+    """Return R4a's reason for a count ``command`` printed as ``value``."""
+    return (
+        f"the claimed {value} was printed by `{command}`, whose pattern is not "
+        "anchored at the end of the name: it also counts names that only hold it "
+        "(app.pyc, __pycache__, pyproject.toml); count the names that end in the "
+        "extension (grep -c '\\.py$', or find DIR -type f -name '*.py' | wc -l)"
+    )
