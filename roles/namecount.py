@@ -25,7 +25,10 @@ EXTENSION = re.compile(r"^(?:\*|\\)?\.?[A-Za-z0-9]{1,6}$")
 
 def loose_extension_count(value: str, entries: Iterable[str]) -> str:
     """Return the command that printed ``value`` when every command that did
-    counts a listing's lines with an unanchored extension pattern; else ""."""
+    counts a listing's lines with an unanchored extension pattern; else "".
+    Such a pattern only counts too many: its 0 is no file at all."""
+    if value.strip("0.") == "":
+        return ""
     commands = [command for command, _ in printers(value, entries)]
     if not commands or not all(_loose(command) for command in commands):
         return ""

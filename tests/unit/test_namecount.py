@@ -56,6 +56,13 @@ def test_each_unanchored_spelling_is_found(command):
     assert loose_extension_count("26", entries) == command
 
 
+def test_a_count_of_0_is_left_to_the_rule_of_zero_counts():
+    # The loose pattern takes a superset of the names that end in .py: it
+    # counts too many, never too few.
+    loose = shell(f"ls -R {DIR} | grep -c .py", "[exit code 1]\n0")
+    assert loose_extension_count("0", [loose]) == ""
+
+
 def test_a_grep_of_file_contents_or_another_question_is_not_judged_here():
     # grep -c over a file counts its lines, not names.
     lines = shell("grep -c .py /d/files.txt", "[exit code 0]\n26")
