@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import IO
@@ -103,6 +104,7 @@ class Cluster:
         # The workers' Celery app: ``devtools.hopprobe`` counts each task's work.
         self.commands = commands(self.port, concurrency, app)
         self.procs: dict[str, subprocess.Popen] = {}
+        self._terminate: object = None
         self.redis_proc = None
         self._logs: dict[str, IO[bytes]] = {}
         self._log_start: dict[str, int] = {}
@@ -117,16 +119,21 @@ class Cluster:
         return self.data_dir / "db.sqlite3"
 
     def __enter__(self) -> Cluster:
+        self._terminate = _interrupt_on_sigterm()
         try:
             self.start()
         except BaseException:
             # A process that failed to come up must not leave the others running.
             self.stop()
+            _restore(self._terminate)
             raise
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop()
+        try:
+            self.stop()
+        finally:
+            _restore(self._terminate)
 
     def start(self) -> None:
         self.redis_proc = launcher.ensure_redis(
@@ -247,6 +254,38 @@ class Cluster:
         log = self._logs.pop(name, None)
         if log is not None:
             log.close()
+
+
+def _interrupt_on_sigterm() -> object:
+    """Make SIGTERM a KeyboardInterrupt in the main thread while a cluster runs.
+
+    The processes run in sessions of their own, so a SIGTERM to the program
+    that owns the cluster (``kill``, ``timeout``, CI cancelling a job) reaches
+    none of them, and by default it ends that program without its ``finally``
+    blocks or pytest's fixture teardown: workers, web, Redis and llama-server
+    would go on running. As a KeyboardInterrupt it unwinds through them.
+    Returns the handler to restore, or None when nothing was changed (another
+    thread, or a handler of the program's own).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    return signal.SIG_DFL
+
+
+def _raise_interrupt(signum, _frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _restore(previous: object) -> None:
+    """Put back the handler ``_interrupt_on_sigterm`` replaced, unless the
+    program has installed one of its own since (the control bench's)."""
+    if previous is None or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is _raise_interrupt:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _killpg(proc: subprocess.Popen, sig: int) -> None:
