@@ -11,8 +11,11 @@ printed the right total. Under a question whose answer is a number
 request does not state is such a guess: ``replace_guessed_numbers`` makes it the
 bare-number check, met when the claim states one number and a tool output shows
 it (``roles.barenumber``). The evidence rules of R4a still judge the number
-itself (a total or count must be one a tool computed). A number of the request
-("the 3rd column", "more than 100") is kept, and so is regex syntax
+itself (a total or count must be one a tool computed). Asked for a key's value
+("what is max_connections in db/config.yaml?"), a check "max_connections: 100"
+guesses it the same way: it becomes /max_connections:\ [0-9]+/, and R4b still
+wants the value a tool output shows for the key (``roles.answered``). A number
+of the request ("the 3rd column", "more than 100") is kept, and so is regex syntax
 (``\d{1,3}``, ``[0-9]``): only digits that stand for themselves are read.
 """
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from roles.answered import asks_for_a_number
+from roles.answered import asked_key, asks_for_a_number
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 
 BARE = Criterion(
@@ -32,15 +35,19 @@ DIGITS = re.compile(r"\d+")
 # Regex syntax whose digits do not stand for themselves: an escape (\d, \1), a
 # repeat ({2}, {1,3}) and a character class ([0-9]).
 _SYNTAX = re.compile(r"\\.|\{\d*,?\d*\}|\[(?:\\.|[^\]])*\]")
+# Regex syntax whole, or digits that stand for a number.
+_LITERAL = re.compile(rf"{_SYNTAX.pattern}|(?P<n>\d+)")
 
 
 def replace_guessed_numbers(
     subtasks: Sequence[SubTask], request: str
 ) -> tuple[list[SubTask], list[str]]:
     """Return the subtasks with each check that guesses the asked number made the
-    bare-number check, and a note for each; unchanged unless ``request`` asks
-    for a number."""
-    if not asks_for_a_number(request):
+    bare-number check (under a key's value asked for, the same check with any
+    number in the guessed one's place), and a note for each; unchanged unless
+    ``request`` asks for a number or for a key's value."""
+    number = asks_for_a_number(request)
+    if not (number or asked_key(request)):
         return list(subtasks), []
     stated = set(DIGITS.findall(request))
     shaped, notes = [], []
@@ -51,16 +58,37 @@ def replace_guessed_numbers(
             if not guessed:
                 criteria.append(value)
                 continue
-            text = normalise_criterion(value).criterion
-            if BARE not in criteria:
-                criteria.append(BARE)
+            made = BARE if number else any_number(value, set(guessed))
+            if made not in criteria:
+                criteria.append(made)
             notes.append(
-                f"{sub.intent}: {text!r} guessed the answer ({', '.join(guessed)}, "
-                "a number the request does not state); it became: a number a "
-                "tool output shows"
+                f"{sub.intent}: {normalise_criterion(value).criterion!r} guessed "
+                f"the answer ({', '.join(guessed)}, a number the request does not "
+                f"state); it became: {made.criterion}"
             )
         shaped.append(sub.model_copy(update={"success_criteria": criteria}))
     return shaped, notes
+
+
+def any_number(value: CriterionSpec, guessed: set[str]) -> Criterion:
+    """Return the output check ``value`` with any number where it guessed one
+    ("max_connections: 100" → /max_connections:\\ [0-9]+/)."""
+    check = normalise_criterion(value).check or {}
+    if check.get("type") == "output_matches":
+        pattern = _LITERAL.sub(
+            lambda m: "[0-9]+" if m.group("n") in guessed else m.group(0),
+            check["pattern"],
+        )
+    else:
+        pattern = DIGITS.sub(
+            lambda m: "[0-9]+" if m.group(0) in guessed else m.group(0),
+            re.escape(str(check.get("value"))),
+        )
+    return Criterion(
+        criterion=f"the output matches /{pattern}/, any number where the plan "
+        "guessed one",
+        check={"type": "output_matches", "pattern": pattern},
+    )
 
 
 def guessed_numbers(value: CriterionSpec, stated: set[str]) -> list[str]:

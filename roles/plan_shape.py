@@ -31,7 +31,8 @@ as it is (the evidence rule of R4a still judges what matched).
 Under a count question, checks counted out one number each ("0", "1" … "9") are
 one check any of them meets (``roles.plan_counting``). Under any question whose
 answer is a number, an output check holding a number the request does not state
-guessed the answer: it becomes "a number a tool output shows"
+guessed the answer: it becomes "a number a tool output shows", and under a
+question for a key's value the same check with any number in its place
 (``roles.plan_guesses``).
 
 A ``file_exists`` check the request cannot mean (on a path GGS blocked, one it

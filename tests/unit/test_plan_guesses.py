@@ -26,7 +26,7 @@ def test_a_guessed_total_becomes_a_number_a_tool_shows_and_the_right_total_meets
     ]
     assert notes == [
         "sum: 'x' guessed the answer (123456, a number the request does not "
-        "state); it became: a number a tool output shows"
+        "state); it became: the answer states a number a tool output shows"
     ]
     # python3's csv module printed the right total: the guess failed it, the
     # bare-number check passes it; a claim no tool output shows still fails.
@@ -76,3 +76,45 @@ def test_the_plan_as_it_runs_has_the_replacement_and_says_so():
     [shaped], _, notes = shape_plan([sub], [], TOTAL, join=True)
     assert shaped.success_criteria[0].check["pattern"] == "^[0-9]+$"
     assert any("guessed the answer (12345" in note for note in notes)
+
+
+KEY = "What is max_connections in /d/db/config.yaml?"
+
+
+@pytest.mark.parametrize(
+    ("value", "pattern"),
+    [
+        (contains("max_connections: 100"), r"max_connections:\ [0-9]+"),
+        (matches(r"max_connections:\s*100$"), r"max_connections:\s*[0-9]+$"),
+        (
+            matches(r"^max_connections: (100|\d{3})"),
+            r"^max_connections: ([0-9]+|\d{3})",
+        ),
+    ],
+)
+def test_a_guessed_value_of_a_key_asked_for_becomes_any_number(value, pattern):
+    # Seen in the control bench (GGS renamed-file, run cda005cb): round 2
+    # checked "max_connections: 100", a value the planner could not know.
+    sub = step("read", 1, value)
+    [shaped], notes = replace_guessed_numbers([sub], KEY)
+    assert shaped.success_criteria[0].check == {
+        "type": "output_matches",
+        "pattern": pattern,
+    }
+    assert "guessed the answer (100" in notes[0]
+    # The file's real value, as cat printed it, meets the check; another key
+    # does not.
+    shown = shell_result(
+        "cat /d/db/config.yaml", "[exit code 0]\nmax_connections: 250\n"
+    )
+    shown = shown.model_copy(update={"output": "250"})
+    check = shaped.success_criteria[0].check
+    assert evaluate_check(check, shown, workspace=".").passed
+    other = shell_result("cat /d/db/config.yaml", "[exit code 0]\nmax_threads: 250\n")
+    assert not evaluate_check(check, other, workspace=".").passed
+
+
+def test_a_key_check_without_a_guessed_number_is_kept():
+    sub = step("read", 1, matches(r"max_connections: \d+"), contains("max_connections"))
+    [kept], notes = replace_guessed_numbers([sub], KEY)
+    assert kept.success_criteria == sub.success_criteria and notes == []
