@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ OWNER = textwrap.dedent(
     with Cluster(Path(sys.argv[1]), processes=("web",), env={"REDIS_URL": ""}) as c:
         pids = [p.pid for p in c.procs.values()] + [c.redis_proc.pid]
         print("pids", *pids, flush=True)
-        time.sleep(600)
+        sys.stdin.read()  # until the test closes the pipe or the signal comes
     """
 )
 
@@ -35,6 +36,18 @@ def alive(pid: int) -> bool:
         return stat.read().split(") ")[-1][0] != "Z"
 
 
+def wait_gone(pid: int, timeout: float) -> None:
+    """Wait until ``pid`` has exited, or ``timeout`` seconds have passed."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+
+
 def test_sigterm_to_the_owner_stops_the_web_process_and_its_redis(tmp_path):
     # Cluster processes run in sessions of their own: before, a SIGTERM to
     # pytest or a bench (kill, timeout) ended it without its teardown and left
@@ -42,6 +55,7 @@ def test_sigterm_to_the_owner_stops_the_web_process_and_its_redis(tmp_path):
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER, str(tmp_path / "cluster")],
         cwd=ROOT,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -55,8 +69,8 @@ def test_sigterm_to_the_owner_stops_the_web_process_and_its_redis(tmp_path):
         owner.send_signal(signal.SIGTERM)
         assert owner.wait(timeout=60) != 0
         deadline = time.monotonic() + 10
-        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        for pid in pids:
+            wait_gone(pid, max(0.0, deadline - time.monotonic()))
         assert not [pid for pid in pids if alive(pid)]
     finally:
         if owner.poll() is None:
