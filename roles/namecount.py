@@ -30,18 +30,20 @@ def loose_extension_count(value: str, entries: Iterable[str]) -> str:
     if value.strip("0.") == "":
         return ""
     commands = [command for command, _ in printers(value, entries)]
-    if not commands or not all(_loose(command) for command in commands):
+    if not commands or not all(loose_pattern(command) for command in commands):
         return ""
     return commands[0]
 
 
-def _loose(command: str) -> bool:
+def loose_pattern(command: str) -> str:
+    """Return the unanchored extension pattern with which ``command`` counts a
+    listing's lines, else ""."""
     stages = [stage.strip() for stage in command.split("|")]
     for before, stage in zip(stages, stages[1:], strict=False):
         pattern = _counted_pattern(stage)
         if pattern is not None and LISTING.search(before) and EXTENSION.match(pattern):
-            return True
-    return False
+            return pattern
+    return ""
 
 
 def _counted_pattern(stage: str) -> str | None:
@@ -60,9 +62,10 @@ def _counted_pattern(stage: str) -> str | None:
 
 def loose_count_reason(value: str, command: str) -> str:
     """Return R4a's reason for a count ``command`` printed as ``value``."""
+    ext = loose_pattern(command).lstrip("*\\.") or "py"
     return (
         f"the claimed {value} was printed by `{command}`, whose pattern is not "
         "anchored at the end of the name: it also counts names that only hold it "
-        "(app.pyc, __pycache__, pyproject.toml); count the names that end in the "
-        "extension (grep -c '\\.py$', or find DIR -type f -name '*.py' | wc -l)"
+        f"(x.{ext}c, {ext}_old/, my{ext}.txt); count the names that end in "
+        f".{ext} (grep -c '\\.{ext}$', or find DIR -type f -name '*.{ext}' | wc -l)"
     )

@@ -72,3 +72,11 @@ def test_a_grep_of_file_contents_or_another_question_is_not_judged_here():
     assert (
         judged("Count lines", "26", loose, request="How many lines are in /d/a") == ""
     )
+
+
+def test_the_reason_names_the_extension_that_was_counted():
+    loose = shell("ls -R /d/logs | grep -c log", "[exit code 0]\n9")
+    reason = judged(
+        "Count the log files", "9", loose, request="How many log files are in /d/logs?"
+    )
+    assert "grep -c '\\.log$'" in reason and "-name '*.log'" in reason
