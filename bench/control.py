@@ -2,7 +2,7 @@
 
     python bench/control.py [--strategies ggs,retry,single] [--only a,b | --quick]
                             [--passes 2] [--base-url URL --model NAME] [--seed 42]
-                            [--jobs 1]
+                            [--jobs 1] [--resume SESSION|latest]
 
 Starts the local model (``make model``; or uses ``--base-url``/``--model``, any
 OpenAI-compatible endpoint, key from ``OPENAI_API_KEY``) and a private cluster
@@ -12,7 +12,10 @@ each control strategy at temperature 0 with a fixed seed: one run at a time, or
 of their own; each run's time budget, Ω's clock, and the driver's time-out grow
 N times, so that sharing the model costs no run a round).
 Each (strategy, scenario) has a user of its own, so its runs read only their
-own memory and history; each run gets a freshly prepared directory. With
+own memory and history. Each run gets a freshly prepared directory at the same
+path under every strategy, so a scenario's first round sees the same request
+whatever the strategy, and the strategies differ only in what they do after
+it. With
 ``--passes 2`` the suite runs again over the same memory after a Dreamer pass,
 and the change in rounds and tokens is printed per strategy and class.
 
@@ -21,8 +24,15 @@ writes ``control.md``, ``control.svg`` and ``control.json`` under
 ``<data dir>/results/<session>/`` and stores the record in the cluster's
 database, whose Benchmarks page shows the latest one with links to its runs
 (``ARTOO_DATA_DIR=<data dir> make run``). The data dir defaults to
-``<ARTOO_DATA_DIR or .artoo>/bench-control`` and keeps every session's runs;
-memory is new for each session.
+``$ARTOO_DATA_DIR/bench-control``, else ``~/.local/share/artoo/bench-control``
+(outside the checkout, so a new work tree keeps it), and keeps every session's
+runs; memory is new for each session.
+
+A session is saved after every run (``bench/control_state.py``): one stopped by
+SIGTERM, a reboot or the end of a working day goes on with ``--resume SESSION``
+(or ``--resume latest``), which runs only what is missing, on the same database
+and memory, and again the run that was cut off (the cut-off run is cancelled).
+It refuses when the code a run goes through has changed since the session began.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from artoo_web.charts import benchmark_chart  # noqa: E402
 from bench.control_report import Result, build_record, render  # noqa: E402
+from bench.control_state import SessionState, StateError, key_of  # noqa: E402
 from bench.modelcost import session_table  # noqa: E402
 from bench.scenarios import Scenario, select  # noqa: E402
 from devtools.apiclient import Api, Db, wait_for  # noqa: E402
@@ -64,48 +75,99 @@ SETTLE_TIMEOUT_S = 300
 READY_TIMEOUT_S = 300
 # Only the Dreamer pass between passes may change memory's rules.
 NEVER_S = str(30 * 86400)
+# A resumed session finds its users and gives them new tokens.
 TOKENS_CODE = """
 import json
 from django.contrib.auth import get_user_model
 from artoo_web import api_tokens
+User = get_user_model()
 tokens = {}
 for name in json.loads(%r):
-    user = get_user_model().objects.create_user(name)
+    user = User.objects.filter(username=name).first() or User.objects.create_user(name)
     tokens[name] = api_tokens.create(user, "bench")[1]
 print("TOKENS " + json.dumps(tokens))
 """
+# What a resumed session takes from its saved options, not from the command line.
+SESSION_OPTIONS = ("strategies", "only", "quick", "passes", "seed", "jobs", "tasks_dir")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="bench/control.py", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--strategies", default=",".join(NAMES))
-    parser.add_argument("--only", default="", help="scenario names, comma-separated")
-    parser.add_argument("--quick", action="store_true", help="a few scenarios")
-    parser.add_argument("--passes", type=int, default=1, choices=(1, 2, 3))
+    parser.add_argument("--strategies", default=None)
+    parser.add_argument("--only", default=None, help="scenario names, comma-separated")
+    parser.add_argument("--quick", action="store_true", default=None)
+    parser.add_argument("--passes", type=int, default=None, choices=(1, 2, 3))
     parser.add_argument("--base-url", default="", help="an OpenAI-compatible API")
     parser.add_argument("--model", default="", help="the model name at --base-url")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--seed", type=int, default=None)
     parser.add_argument(
-        "--jobs", type=int, default=1, help="runs at once (1-4)", choices=range(1, 5)
+        "--jobs", type=int, default=None, help="runs at once (1-4)", choices=range(1, 5)
     )
     parser.add_argument("--data-dir", type=Path)
-    parser.add_argument("--tasks-dir", type=Path, default=TASKS_HOME)
+    parser.add_argument("--tasks-dir", type=Path, default=None)
+    parser.add_argument(
+        "--resume",
+        default="",
+        metavar="SESSION",
+        help="go on with a saved session ('latest': the newest unfinished one)",
+    )
     opts = parser.parse_args(argv)
+    default = os.environ.get("ARTOO_DATA_DIR")
+    home = Path(default) if default else Path.home() / ".local/share/artoo"
+    opts.data_dir = (opts.data_dir or home / "bench-control").resolve()
+    if bool(opts.base_url) != bool(opts.model):
+        parser.error("--base-url and --model go together")
+    if opts.resume:
+        given = [n for n in SESSION_OPTIONS if getattr(opts, n) is not None]
+        if given:
+            names = ", ".join("--" + n.replace("_", "-") for n in given)
+            parser.error(f"--resume takes the session's own options; drop {names}")
+        try:
+            state = SessionState.load(opts.data_dir, opts.resume)
+        except StateError as exc:
+            parser.error(str(exc))
+        opts.state = state
+        saved = state.options
+        opts.resume = state.session
+        opts.strategies, opts.only = ",".join(saved["strategies"]), saved["only"]
+        opts.quick, opts.passes, opts.seed = False, saved["passes"], saved["seed"]
+        opts.jobs, opts.tasks_dir = saved["jobs"], Path(saved["tasks_dir"])
+    else:
+        opts.state = None
+    for name, value in (
+        ("strategies", ",".join(NAMES)),
+        ("only", ""),
+        ("quick", False),
+        ("passes", 1),
+        ("seed", 42),
+        ("jobs", 1),
+        ("tasks_dir", TASKS_HOME),
+    ):
+        if getattr(opts, name) is None:
+            setattr(opts, name, value)
     opts.strategies = [s.strip() for s in opts.strategies.split(",") if s.strip()]
     unknown = [s for s in opts.strategies if s not in NAMES]
     if unknown or not opts.strategies:
         parser.error(f"--strategies takes some of {', '.join(NAMES)}")
-    if bool(opts.base_url) != bool(opts.model):
-        parser.error("--base-url and --model go together")
     try:
         opts.scenarios = select(opts.only, opts.quick)
     except ValueError as exc:
         parser.error(str(exc))
-    default = Path(os.environ.get("ARTOO_DATA_DIR") or ROOT / ".artoo")
-    opts.data_dir = (opts.data_dir or default / "bench-control").resolve()
     return opts
+
+
+def saved_options(opts: argparse.Namespace) -> dict:
+    """Return what a resumed session needs to run the same suite."""
+    return {
+        "strategies": opts.strategies,
+        "only": ",".join(s.name for s in opts.scenarios),
+        "passes": opts.passes,
+        "seed": opts.seed,
+        "jobs": opts.jobs,
+        "tasks_dir": str(opts.tasks_dir),
+    }
 
 
 def endpoint_env(opts: argparse.Namespace) -> dict[str, str]:
@@ -140,14 +202,25 @@ class StopRequest:
 class Bench:
     """One session: a cluster, its users, the task directories and the results."""
 
-    def __init__(self, opts: argparse.Namespace, cluster: Cluster, root: Path):
+    def __init__(
+        self,
+        opts: argparse.Namespace,
+        cluster: Cluster,
+        root: Path,
+        state: SessionState | None = None,
+    ):
         self.opts = opts
         self.cluster = cluster
         self.db = Db(cluster)
         self.root = root
-        self.results: list[Result] = []
+        self.state = state
+        self.results: list[Result] = state.results() if state else []
         self.lock = threading.Lock()
-        self.dreams: list[str] = []
+        self.dreams: list[str] = list(state.data["dreams"]) if state else []
+        # A scenario's directory is the same under every strategy: one run at a time.
+        self.dir_locks = {c.name: threading.Lock() for c in opts.scenarios}
+        # Runs a stop cut off (by key), which a resumed session runs again.
+        self.cut_off: dict[str, str] = {}
         self.apis = self.make_users(opts.session)
         self.stop = StopRequest()
 
@@ -166,11 +239,14 @@ class Bench:
     def run(self, result: Result, scenario: Scenario) -> None:
         """Run ``scenario`` as ``result`` says on a fresh directory; judge it."""
         task, strategy = scenario.task, result.strategy
-        task_dir = self.root / strategy / scenario.name
+        task_dir = self.root / scenario.name
         remove_tree(task_dir)
         prepare_dir(task, task_dir)
         api = self.apis[(strategy, scenario.name)]
         result.run_id = api.submit(task.request(task_dir), control=strategy)
+        if self.state:
+            with self.lock:
+                self.state.started(result)
         watched = task_dir / task.watch if task.watch else None
         out = drive(
             api,
@@ -207,10 +283,17 @@ class Bench:
         with self.lock:
             self.results.append(result)
         try:
-            self.run(result, scenario)
+            with self.dir_locks[scenario.name]:
+                self.run(result, scenario)
         except (AssertionError, OSError) as exc:
             # The run stays unsolved in the table with what went wrong.
             result.note = f"{result.note}: {exc}"
+        earlier = self.cut_off.get(key_of(scenario.name, strategy, pass_no))
+        if earlier:
+            result.note += f"; run again: {earlier} was cut off by a stop"
+        if self.state:
+            with self.lock:
+                self.state.finished(result)
         return result
 
     def dream(self) -> str:
@@ -231,16 +314,29 @@ class Bench:
         return (done.stdout + done.stderr).strip()
 
     def run_suite(self) -> None:
+        """Run each pass's missing runs, with a Dreamer pass before passes 2 on."""
         opts = self.opts
         for pass_no in range(1, opts.passes + 1):
-            if pass_no > 1 and not self.stop.requested:
+            runs = [
+                (c, s, pass_no)
+                for c in opts.scenarios
+                for s in opts.strategies
+                if not self.is_done(c.name, s, pass_no)
+            ]
+            if pass_no > len(self.dreams) + 1 and runs and not self.stop.requested:
                 report = self.dream()
                 self.dreams.append(report)
+                if self.state:
+                    self.state.dreamt(report)
                 say(f"Dreamer pass before pass {pass_no}: {report}")
-            runs = [(c, s, pass_no) for c in opts.scenarios for s in opts.strategies]
             self.run_all(runs)
             if self.stop.requested:
                 return
+
+    def is_done(self, scenario: str, strategy: str, pass_no: int) -> bool:
+        return self.state is not None and self.state.is_done(
+            scenario, strategy, pass_no
+        )
 
     def run_all(self, runs: list[tuple[Scenario, str, int]]) -> None:
         """Run ``runs`` (``--jobs`` at once), starting none once a stop is asked."""
@@ -302,7 +398,7 @@ def make_root(tasks_dir: Path, session: str) -> Path:
     tasks_dir.mkdir(parents=True, exist_ok=True)
     tasks_dir.chmod(0o755)
     root = tasks_dir / session
-    root.mkdir()
+    root.mkdir(exist_ok=True)
     root.chmod(0o755)
     return root
 
@@ -348,9 +444,39 @@ def write_outputs(record: dict, out_dir: Path) -> dict[str, Path]:
     return paths
 
 
+def start_session(opts: argparse.Namespace, label: str) -> SessionState:
+    """Return the session to run: a new one, or the saved one checked again."""
+    if opts.state is None:
+        opts.session = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        return SessionState.new(opts.data_dir, opts.session, saved_options(opts), label)
+    state, opts.session = opts.state, opts.state.session
+    try:
+        state.check_code()
+        state.check_model(label)
+    except StateError as exc:
+        raise SystemExit(f"bench/control.py: {exc}") from None
+    state.resumed(datetime.now(UTC).isoformat())
+    done = len(state.data["results"])
+    say(f"resuming session {opts.session}: {done} runs done")
+    return state
+
+
+def cancel_cut_off(bench: Bench, state: SessionState) -> dict[str, str]:
+    """Cancel the runs a stop cut off, which the cluster would otherwise go on
+    with; return them by key. Each is run again, and its note names it."""
+    cut = state.cut_off()
+    for key, run_id in cut.items():
+        strategy, scenario, _ = key.split("/")
+        api = bench.apis[(strategy, scenario)]
+        api.post_json(f"/api/runs/{run_id}/cancel", {})
+        say(f"cancelled run {run_id} ({key}), cut off when the session stopped")
+    return cut
+
+
 def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -> dict:
-    """Run the suite on a fresh cluster; write, store and return its record."""
-    opts.session = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    """Run the suite (or what a resumed session misses) on a cluster; write,
+    store and return its record."""
+    state = start_session(opts, label)
     root = make_root(opts.tasks_dir, opts.session)
     check_available(opts.scenarios, root)
     meta = {
@@ -367,7 +493,11 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
             {"name": s.name, "expect": s.expect, "failure": s.failure, "group": s.group}
             for s in opts.scenarios
         ],
-        "started_at": datetime.now(UTC).isoformat(),
+        "commit": state.data["commit"],
+        "started_at": state.data.setdefault(
+            "started_at", datetime.now(UTC).isoformat()
+        ),
+        "resumed_at": state.data["resumed_at"],
     }
     env = cluster_env(opts, model_env, root)
     processes = ("web", "pipeline", "memory", "beat")
@@ -375,15 +505,24 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
         opts.data_dir, processes=processes, env=env, ready_timeout=READY_TIMEOUT_S
     ) as cluster:
         say(f"cluster at {cluster.url}; data dir {opts.data_dir}; tasks in {root}")
-        bench = Bench(opts, cluster, root)
+        say(f"session {opts.session}; saved in {state.path}")
+        bench = Bench(opts, cluster, root, state)
         bench.stop.install()
+        cut = bench.cut_off = cancel_cut_off(bench, state)
         try:
             bench.run_suite()
         finally:
             meta["finished_at"] = datetime.now(UTC).isoformat()
-            meta["complete"] = len(bench.results) == (
-                opts.passes * len(opts.scenarios) * len(opts.strategies)
+            meta["complete"] = state.is_complete(
+                [
+                    (c.name, s, p)
+                    for p in range(1, opts.passes + 1)
+                    for c in opts.scenarios
+                    for s in opts.strategies
+                ]
             )
+            state.mark_complete(meta["complete"])
+            meta["cut_off"] = cut
             meta["dreams"] = bench.dreams
             record = build_record(meta, bench.results)
             record["role_costs"] = role_costs(cluster.db_path, bench.results)

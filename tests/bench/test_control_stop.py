@@ -47,6 +47,8 @@ def suite(
         cluster=SimpleNamespace(url="http://bench"),
         attempt=attempt,
         dream=lambda: dreamed.append(1) or "dreamt",
+        is_done=lambda *run: False,
+        state=None,
     )
     bench.run_all = lambda runs: control.Bench.run_all(bench, runs)
     control.Bench.run_suite(bench)

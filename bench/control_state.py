@@ -1,0 +1,214 @@
+"""A control bench session kept on disk, so a stopped session can be resumed.
+
+A full suite under three strategies over two passes runs for hours on a CPU
+model. Every finished run is written at once to
+``<data dir>/sessions/<session>/state.json``, with the options, the code it
+measures and the run in progress::
+
+    {"session": "20261202-031500-4242", "commit": "7ee330f…",
+     "fingerprint": "sha256 of the code a run goes through",
+     "options": {"strategies": ["ggs", …], "scenarios": ["count-lines", …], …},
+     "results": [{"scenario": …, "strategy": …, "pass_no": 1, …}, …],
+     "in_flight": {"ggs/count-lines/1": "<run id>"}, "dreams": […],
+     "resumed_at": […]}
+
+``python bench/control.py --resume SESSION`` (or ``--resume latest``) starts a
+cluster on the same data dir (database, runs and memory) and runs only what is
+missing. It refuses when the code a run goes through has changed since the
+session began: the table would mix two versions of the roles. API tokens are
+never written here; a resumed session makes new ones for the same users.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+
+from bench.control_report import Result
+
+ROOT = Path(__file__).resolve().parent.parent
+# What a run goes through: the roles, memory, the web app and its handlers, the
+# tasks and their verifiers, the operator that drives a run, the pinned packages.
+MEASURED = ("roles", "memory", "artoo_web", "devtools", "bench/scenarios.py")
+MEASURED_FILES = ("requirements.txt",)
+STATE_NAME = "state.json"
+
+
+class StateError(RuntimeError):
+    """A session cannot be resumed; the message says why and what to do."""
+
+
+def code_fingerprint(root: Path = ROOT) -> str:
+    """Return the sha256 of every source file a run goes through."""
+    digest = hashlib.sha256()
+    files: list[Path] = []
+    for name in MEASURED:
+        path = root / name
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    files += [root / name for name in MEASURED_FILES]
+    for path in files:
+        if "__pycache__" in path.parts or not path.is_file():
+            continue
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def git_commit(root: Path = ROOT) -> str:
+    """Return the checkout's commit, with ``+changes`` when its tree is dirty."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", *MEASURED],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
+def key_of(scenario: str, strategy: str, pass_no: int) -> str:
+    return f"{strategy}/{scenario}/{pass_no}"
+
+
+class SessionState:
+    """One session's options, finished runs, run in progress and Dreamer passes."""
+
+    def __init__(self, path: Path, data: dict):
+        self.path = path
+        self.data = data
+
+    @classmethod
+    def new(
+        cls, data_dir: Path, session: str, options: dict, model: str
+    ) -> SessionState:
+        data = {
+            "session": session,
+            "commit": git_commit(),
+            "fingerprint": code_fingerprint(),
+            "model": model,
+            "options": options,
+            "results": [],
+            "in_flight": {},
+            "dreams": [],
+            "resumed_at": [],
+        }
+        state = cls(data_dir / "sessions" / session / STATE_NAME, data)
+        state.save()
+        return state
+
+    @classmethod
+    def load(cls, data_dir: Path, session: str) -> SessionState:
+        """Return the saved session ``session`` ("latest": the newest unfinished).
+
+        Raise StateError when there is none, or it cannot be read.
+        """
+        if session == "latest":
+            session = latest_unfinished(data_dir)
+        path = data_dir / "sessions" / session / STATE_NAME
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise StateError(f"no saved session {session!r} in {data_dir}") from None
+        except (OSError, ValueError) as exc:
+            raise StateError(f"{path} cannot be read: {exc}") from None
+        if not isinstance(data, dict) or data.get("session") != session:
+            raise StateError(f"{path} is not a control bench session")
+        return cls(path, data)
+
+    def check_code(self) -> None:
+        """Raise StateError when the measured code differs from the session's."""
+        if self.data.get("fingerprint") != code_fingerprint():
+            commit = self.data.get("commit", "unknown")
+            raise StateError(
+                f"session {self.session} measured other code (commit {commit}); "
+                "its table would mix two versions of the roles. Resume it from a "
+                f"checkout of that commit (git worktree add DIR {commit[:12]}), "
+                "or start a new session"
+            )
+
+    def check_model(self, model: str) -> None:
+        if self.data.get("model") != model:
+            raise StateError(
+                f"session {self.session} ran on {self.data.get('model')}, "
+                f"not on {model}"
+            )
+
+    @property
+    def session(self) -> str:
+        return self.data["session"]
+
+    @property
+    def options(self) -> dict:
+        return self.data["options"]
+
+    def results(self) -> list[Result]:
+        return [Result.from_dict(r) for r in self.data["results"]]
+
+    def is_complete(self, runs: list[tuple[str, str, int]]) -> bool:
+        return all(self.is_done(*run) for run in runs)
+
+    def is_done(self, scenario: str, strategy: str, pass_no: int) -> bool:
+        key = key_of(scenario, strategy, pass_no)
+        return any(
+            key_of(r["scenario"], r["strategy"], r["pass_no"]) == key
+            for r in self.data["results"]
+        )
+
+    def cut_off(self) -> dict[str, str]:
+        """Return the runs that were in progress when the session stopped."""
+        return dict(self.data["in_flight"])
+
+    def started(self, result: Result) -> None:
+        key = key_of(result.scenario, result.strategy, result.pass_no)
+        self.data["in_flight"][key] = result.run_id
+        self.save()
+
+    def finished(self, result: Result) -> None:
+        key = key_of(result.scenario, result.strategy, result.pass_no)
+        self.data["in_flight"].pop(key, None)
+        self.data["results"].append(asdict(result))
+        self.save()
+
+    def dreamt(self, report: str) -> None:
+        self.data["dreams"].append(report)
+        self.save()
+
+    def resumed(self, at: str) -> None:
+        self.data["resumed_at"].append(at)
+        self.save()
+
+    def mark_complete(self, complete: bool) -> None:
+        self.data["complete"] = complete
+        self.save()
+
+    def save(self) -> None:
+        """Write the state whole, so a kill never leaves half a file."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1) + "\n")
+        os.replace(tmp, self.path)
+
+
+def latest_unfinished(data_dir: Path) -> str:
+    """Return the newest session under ``data_dir`` that has runs left."""
+    sessions = sorted((data_dir / "sessions").glob(f"*/{STATE_NAME}"), reverse=True)
+    for path in sessions:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not data.get("complete"):
+            return path.parent.name
+    raise StateError(f"no unfinished control bench session in {data_dir}")

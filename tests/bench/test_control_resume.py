@@ -1,0 +1,213 @@
+"""A control bench session stopped part way goes on with --resume, on the same
+database and memory, running only what is missing (and again what a stop cut
+off); it refuses when the code it measures has changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import control
+from bench.control_state import SessionState, StateError, code_fingerprint
+from roles.tools.sandbox import remove_tree
+from tests.bench.test_control_bench import scripted
+from tests.llm_server import ScriptedLLMServer
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture
+def tasks_dir():
+    path = Path(f"/var/tmp/artoo-bench-resume-test-{os.getpid()}")
+    yield path
+    remove_tree(path)
+
+
+@pytest.fixture
+def restore_sigterm():
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+def sigterm_after_first_run(data_dir: Path) -> threading.Thread:
+    """Send this process SIGTERM once a session has saved one finished run."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            for path in data_dir.glob("sessions/*/state.json"):
+                try:
+                    if json.loads(path.read_text())["results"]:
+                        os.kill(os.getpid(), signal.SIGTERM)
+                        return
+                except (OSError, ValueError):
+                    pass
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_stopped_session_resumes_with_what_is_missing(
+    tmp_path, tasks_dir, restore_sigterm
+):
+    with ScriptedLLMServer() as server:
+        for role, respond in scripted(tasks_dir).items():
+            server.responder(respond, role=role)
+        url = server.env()["OPENAI_BASE_URL"]
+        endpoint = ("--base-url", url, "--model", "scripted")
+        opts = control.parse_args(
+            [
+                *endpoint,
+                *("--only", "count-lines", "--strategies", "ggs,single"),
+                *("--passes", "2", "--data-dir", str(tmp_path)),
+                *("--tasks-dir", str(tasks_dir)),
+            ]
+        )
+        sigterm_after_first_run(tmp_path)
+        first = control.run_bench(opts, control.endpoint_env(opts), "scripted")
+        assert not first["complete"]
+        # The signal comes once a run is saved: the run after it may have begun.
+        assert 1 <= len(first["results"]) <= 2
+
+        # The state is what a kill in the middle of a run leaves behind.
+        state = SessionState.load(tmp_path, first["session"])
+        cut = state.data["results"].pop(0)
+        assert (cut["strategy"], cut["pass_no"]) == ("ggs", 1)
+        state.data["in_flight"] = {"ggs/count-lines/1": cut["run_id"]}
+        state.save()
+
+        again = control.parse_args(
+            ["--resume", "latest", *endpoint, "--data-dir", str(tmp_path)]
+        )
+        assert again.resume == first["session"]
+        assert (again.passes, again.strategies) == (2, ["ggs", "single"])
+        record = control.run_bench(again, control.endpoint_env(again), "scripted")
+
+    assert record["complete"] and record["session"] == first["session"]
+    assert len(record["dreams"]) == 1 and len(record["resumed_at"]) == 1
+    results = {(r["strategy"], r["pass_no"]): r for r in record["results"]}
+    assert sorted(results) == [("ggs", 1), ("ggs", 2), ("single", 1), ("single", 2)]
+    assert all(r["solved"] for r in results.values())
+    rerun = results[("ggs", 1)]
+    assert rerun["run_id"] != cut["run_id"]
+    assert f"{cut['run_id']} was cut off" in rerun["note"]
+    assert record["cut_off"] == {"ggs/count-lines/1": cut["run_id"]}
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
+        runs = dict(db.execute("SELECT id, status FROM artoo_web_run").fetchall())
+    # One run more than the table: the one the stop cut off, kept as it ended.
+    assert len(runs) == 5, runs
+    assert {r["run_id"].replace("-", "") for r in record["results"]} <= {
+        k.replace("-", "") for k in runs
+    }
+    saved = json.loads(
+        (tmp_path / "sessions" / first["session"] / "state.json").read_text()
+    )
+    assert saved["complete"] and saved["in_flight"] == {}
+    # API tokens are never saved: a resumed session makes new ones.
+    assert set(saved) == {
+        "session",
+        "commit",
+        "fingerprint",
+        "model",
+        "options",
+        "results",
+        "in_flight",
+        "dreams",
+        "resumed_at",
+        "started_at",
+        "complete",
+    }
+
+
+def test_resume_refuses_a_session_of_other_code(tmp_path, capsys):
+    state = SessionState.new(
+        tmp_path,
+        "20260101-000000-1",
+        {
+            "strategies": ["ggs"],
+            "only": "count-lines",
+            "passes": 1,
+            "seed": 42,
+            "jobs": 1,
+            "tasks_dir": "/var/tmp/x",
+        },
+        "scripted",
+    )
+    state.data["fingerprint"] = "0" * 64
+    state.data["commit"] = "abc123"
+    state.save()
+    opts = control.parse_args(
+        [
+            "--resume",
+            "latest",
+            "--data-dir",
+            str(tmp_path),
+            "--base-url",
+            "http://x",
+            "--model",
+            "m",
+        ]
+    )
+    with pytest.raises(SystemExit, match="measured other code.*abc123"):
+        control.start_session(opts, "scripted")
+    assert code_fingerprint() != "0" * 64
+
+
+def test_resume_takes_the_sessions_options_not_new_ones(tmp_path, capsys):
+    SessionState.new(
+        tmp_path,
+        "20260101-000000-1",
+        {
+            "strategies": ["ggs"],
+            "only": "count-lines",
+            "passes": 1,
+            "seed": 42,
+            "jobs": 1,
+            "tasks_dir": "/var/tmp/x",
+        },
+        "scripted",
+    )
+    with pytest.raises(SystemExit):
+        control.parse_args(
+            ["--resume", "latest", "--data-dir", str(tmp_path), "--passes", "2"]
+        )
+    assert "--resume takes the session's own options; drop --passes" in (
+        capsys.readouterr().err
+    )
+
+
+def test_resume_names_what_is_missing(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        control.parse_args(["--resume", "latest", "--data-dir", str(tmp_path)])
+    assert "no unfinished control bench session" in capsys.readouterr().err
+    with pytest.raises(StateError, match="no saved session 'nope'"):
+        SessionState.load(tmp_path, "nope")
+    (tmp_path / "sessions" / "bad").mkdir(parents=True)
+    (tmp_path / "sessions" / "bad" / "state.json").write_text("{not json")
+    with pytest.raises(StateError, match="cannot be read"):
+        SessionState.load(tmp_path, "bad")
+
+
+def test_a_complete_session_is_not_the_latest_unfinished(tmp_path):
+    options = {
+        "strategies": ["ggs"],
+        "only": "count-lines",
+        "passes": 1,
+        "seed": 42,
+        "jobs": 1,
+        "tasks_dir": "/var/tmp/x",
+    }
+    SessionState.new(tmp_path, "20260101-000000-1", options, "m")
+    done = SessionState.new(tmp_path, "20260102-000000-1", options, "m")
+    done.mark_complete(True)
+    assert SessionState.load(tmp_path, "latest").session == "20260101-000000-1"
