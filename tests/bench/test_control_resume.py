@@ -37,6 +37,20 @@ def restore_sigterm():
     signal.signal(signal.SIGTERM, before)
 
 
+OPTIONS = {
+    "strategies": ["ggs"],
+    "only": "count-lines",
+    "passes": 1,
+    "seed": 42,
+    "jobs": 1,
+    "tasks_dir": "/var/tmp/x",
+}
+
+
+def saved_session(data_dir: Path, name: str) -> SessionState:
+    return SessionState.new(data_dir, name, OPTIONS, "scripted")
+
+
 def sigterm_after_first_run(data_dir: Path) -> threading.Thread:
     """Send this process SIGTERM once a session has saved one finished run."""
 
@@ -130,19 +144,7 @@ def test_a_stopped_session_resumes_with_what_is_missing(
 
 
 def test_resume_refuses_a_session_of_other_code(tmp_path, capsys):
-    state = SessionState.new(
-        tmp_path,
-        "20260101-000000-1",
-        {
-            "strategies": ["ggs"],
-            "only": "count-lines",
-            "passes": 1,
-            "seed": 42,
-            "jobs": 1,
-            "tasks_dir": "/var/tmp/x",
-        },
-        "scripted",
-    )
+    state = saved_session(tmp_path, "20260101-000000-1")
     state.data["fingerprint"] = "0" * 64
     state.data["commit"] = "abc123"
     state.save()
@@ -164,19 +166,7 @@ def test_resume_refuses_a_session_of_other_code(tmp_path, capsys):
 
 
 def test_resume_takes_the_sessions_options_not_new_ones(tmp_path, capsys):
-    SessionState.new(
-        tmp_path,
-        "20260101-000000-1",
-        {
-            "strategies": ["ggs"],
-            "only": "count-lines",
-            "passes": 1,
-            "seed": 42,
-            "jobs": 1,
-            "tasks_dir": "/var/tmp/x",
-        },
-        "scripted",
-    )
+    saved_session(tmp_path, "20260101-000000-1")
     with pytest.raises(SystemExit):
         control.parse_args(
             ["--resume", "latest", "--data-dir", str(tmp_path), "--passes", "2"]
@@ -199,15 +189,6 @@ def test_resume_names_what_is_missing(tmp_path, capsys):
 
 
 def test_a_complete_session_is_not_the_latest_unfinished(tmp_path):
-    options = {
-        "strategies": ["ggs"],
-        "only": "count-lines",
-        "passes": 1,
-        "seed": 42,
-        "jobs": 1,
-        "tasks_dir": "/var/tmp/x",
-    }
-    SessionState.new(tmp_path, "20260101-000000-1", options, "m")
-    done = SessionState.new(tmp_path, "20260102-000000-1", options, "m")
-    done.mark_complete(True)
+    saved_session(tmp_path, "20260101-000000-1")
+    saved_session(tmp_path, "20260102-000000-1").mark_complete(True)
     assert SessionState.load(tmp_path, "latest").session == "20260101-000000-1"
