@@ -113,7 +113,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="SESSION",
         help="go on with a saved session ('latest': the newest unfinished one)",
     )
+    parser.add_argument(
+        "--report",
+        default="",
+        metavar="SESSION",
+        help="print and write the table of a saved session's finished runs",
+    )
     opts = parser.parse_args(argv)
+    if opts.report and opts.resume:
+        parser.error("--report and --resume do not go together")
+    opts.resume = opts.resume or opts.report
     default = os.environ.get("ARTOO_DATA_DIR")
     home = Path(default) if default else Path.home() / ".local/share/artoo"
     opts.data_dir = (opts.data_dir or home / "bench-control").resolve()
@@ -123,7 +132,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         given = [n for n in SESSION_OPTIONS if getattr(opts, n) is not None]
         if given:
             names = ", ".join("--" + n.replace("_", "-") for n in given)
-            parser.error(f"--resume takes the session's own options; drop {names}")
+            parser.error(f"a saved session keeps its own options; drop {names}")
         try:
             state = SessionState.load(opts.data_dir, opts.resume)
         except StateError as exc:
@@ -319,8 +328,8 @@ class Bench:
         for pass_no in range(1, opts.passes + 1):
             runs = [
                 (c, s, pass_no)
-                for c in opts.scenarios
-                for s in opts.strategies
+                for i, c in enumerate(opts.scenarios)
+                for s in rotated(opts.strategies, i)
                 if not self.is_done(c.name, s, pass_no)
             ]
             if pass_no > len(self.dreams) + 1 and runs and not self.stop.requested:
@@ -357,6 +366,16 @@ class Bench:
         finally:
             # A second SIGTERM leaves the runs in progress to the cluster's end.
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def rotated(strategies: list[str], n: int) -> list[str]:
+    """Return ``strategies`` starting at the ``n``-th (modulo their number).
+
+    Round 1 is the same request under every strategy, so the model's prompt
+    cache serves the second and third strategy much of what the first paid
+    for: rotating who goes first, scenario by scenario, spreads that cost."""
+    n %= len(strategies)
+    return strategies[n:] + strategies[:n]
 
 
 SAY = threading.Lock()
@@ -473,17 +492,13 @@ def cancel_cut_off(bench: Bench, state: SessionState) -> dict[str, str]:
     return cut
 
 
-def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -> dict:
-    """Run the suite (or what a resumed session misses) on a cluster; write,
-    store and return its record."""
-    state = start_session(opts, label)
-    root = make_root(opts.tasks_dir, opts.session)
-    check_available(opts.scenarios, root)
-    meta = {
+def session_meta(opts: argparse.Namespace, state: SessionState) -> dict:
+    """Return the record's description of the session ``state`` keeps."""
+    return {
         "name": "control",
-        "title": f"artoo control bench, session {opts.session}",
-        "session": opts.session,
-        "model": label,
+        "title": f"artoo control bench, session {state.session}",
+        "session": state.session,
+        "model": state.data["model"],
         "seed": opts.seed,
         "temperature": 0,
         "strategies": opts.strategies,
@@ -499,6 +514,43 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
         ),
         "resumed_at": state.data["resumed_at"],
     }
+
+
+def all_runs(opts: argparse.Namespace) -> list[tuple[str, str, int]]:
+    return [
+        (c.name, s, p)
+        for p in range(1, opts.passes + 1)
+        for c in opts.scenarios
+        for s in opts.strategies
+    ]
+
+
+def report_only(opts: argparse.Namespace) -> dict:
+    """Write and print the record of a saved session's finished runs, without a
+    cluster or a model: a session still running, or stopped, can be read."""
+    state = opts.state
+    meta = session_meta(opts, state)
+    meta["complete"] = state.is_complete(all_runs(opts))
+    meta["dreams"] = state.data["dreams"]
+    meta["in_flight"] = state.cut_off()
+    results = state.results()
+    record = build_record(meta, results)
+    db = opts.data_dir / "db.sqlite3"
+    record["role_costs"] = role_costs(db, results) if db.exists() else {}
+    record["report"] = render(record)
+    paths = write_outputs(record, opts.data_dir / "results" / state.session)
+    print(record["report"], flush=True)
+    say(f"written: {', '.join(str(p) for p in paths.values())}")
+    return record
+
+
+def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -> dict:
+    """Run the suite (or what a resumed session misses) on a cluster; write,
+    store and return its record."""
+    state = start_session(opts, label)
+    root = make_root(opts.tasks_dir, opts.session)
+    check_available(opts.scenarios, root)
+    meta = session_meta(opts, state)
     env = cluster_env(opts, model_env, root)
     processes = ("web", "pipeline", "memory", "beat")
     with Cluster(
@@ -513,14 +565,7 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
             bench.run_suite()
         finally:
             meta["finished_at"] = datetime.now(UTC).isoformat()
-            meta["complete"] = state.is_complete(
-                [
-                    (c.name, s, p)
-                    for p in range(1, opts.passes + 1)
-                    for c in opts.scenarios
-                    for s in opts.strategies
-                ]
-            )
+            meta["complete"] = state.is_complete(all_runs(opts))
             state.mark_complete(meta["complete"])
             meta["cut_off"] = cut
             meta["dreams"] = bench.dreams
@@ -537,6 +582,9 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
 
 def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
+    if opts.report:
+        report_only(opts)
+        return 0
     if opts.base_url:
         run_bench(opts, endpoint_env(opts), f"{opts.model} at {opts.base_url}")
         return 0

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench import control
+from bench.control_report import Result
 from bench.control_state import SessionState, StateError, code_fingerprint
 from roles.tools.sandbox import remove_tree
 from tests.bench.test_control_bench import scripted
@@ -171,7 +172,7 @@ def test_resume_takes_the_sessions_options_not_new_ones(tmp_path, capsys):
         control.parse_args(
             ["--resume", "latest", "--data-dir", str(tmp_path), "--passes", "2"]
         )
-    assert "--resume takes the session's own options; drop --passes" in (
+    assert "a saved session keeps its own options; drop --passes" in (
         capsys.readouterr().err
     )
 
@@ -192,3 +193,35 @@ def test_a_complete_session_is_not_the_latest_unfinished(tmp_path):
     saved_session(tmp_path, "20260101-000000-1")
     saved_session(tmp_path, "20260102-000000-1").mark_complete(True)
     assert SessionState.load(tmp_path, "latest").session == "20260101-000000-1"
+
+
+def test_report_prints_a_saved_sessions_finished_runs_without_a_cluster(
+    tmp_path, capsys
+):
+    state = saved_session(tmp_path, "20260101-000000-1")
+    state.finished(
+        Result(
+            "count-lines",
+            "first-time",
+            "none",
+            "first-time",
+            "ggs",
+            1,
+            run_id="run-1",
+            solved=True,
+            directive="accept",
+            rounds=1,
+            prompt_tokens=900,
+            completion_tokens=100,
+        )
+    )
+
+    assert control.main(["--report", "latest", "--data-dir", str(tmp_path)]) == 0
+
+    out = capsys.readouterr().out
+    assert "INCOMPLETE" not in out and "| ggs | 1 | 1/1 |" in out
+    assert "run-1" in out
+    written = tmp_path / "results" / "20260101-000000-1" / "control.json"
+    assert json.loads(written.read_text())["complete"] is True
+    # Reading a session changes nothing in it.
+    assert SessionState.load(tmp_path, "20260101-000000-1").data == state.data

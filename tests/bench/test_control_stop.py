@@ -75,6 +75,14 @@ def test_without_sigterm_every_run_of_both_passes_and_the_dream_happen(stop):
 
     assert len(ran) == 2 * 2 * 2
     assert dreamed == [1]
+    # Who goes first on a scenario (and pays the cold prompt cache) rotates.
+    first, second = SCENARIOS[0].name, SCENARIOS[1].name
+    assert ran[:4] == [
+        (first, "ggs", 1),
+        (first, "retry", 1),
+        (second, "retry", 1),
+        (second, "ggs", 1),
+    ]
 
 
 def test_with_jobs_every_run_happens_once_and_the_dream_between_passes(stop):
