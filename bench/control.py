@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from artoo_web.charts import benchmark_chart  # noqa: E402
+from bench import control_state  # noqa: E402
 from bench.control_report import Result, build_record, render  # noqa: E402
 from bench.control_state import SessionState, StateError, key_of  # noqa: E402
 from bench.modelcost import session_table  # noqa: E402
@@ -119,13 +120,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="SESSION",
         help="print and write the table of a saved session's finished runs",
     )
+    parser.add_argument(
+        "--archive",
+        default="",
+        metavar="SESSION",
+        help="write a stopped session (state, memory, database) to --to FILE",
+    )
+    parser.add_argument("--to", type=Path, help="the archive --archive writes")
+    parser.add_argument(
+        "--unpack",
+        type=Path,
+        metavar="FILE",
+        help="unpack a session archive into a new --data-dir, then --resume it",
+    )
     opts = parser.parse_args(argv)
-    if opts.report and opts.resume:
-        parser.error("--report and --resume do not go together")
+    if sum(map(bool, (opts.report, opts.resume, opts.archive, opts.unpack))) > 1:
+        parser.error("--report, --resume, --archive and --unpack go one at a time")
     opts.resume = opts.resume or opts.report
     default = os.environ.get("ARTOO_DATA_DIR")
     home = Path(default) if default else Path.home() / ".local/share/artoo"
     opts.data_dir = (opts.data_dir or home / "bench-control").resolve()
+    if opts.archive or opts.unpack:
+        return opts
     if bool(opts.base_url) != bool(opts.model):
         parser.error("--base-url and --model go together")
     if opts.resume:
@@ -544,6 +560,25 @@ def report_only(opts: argparse.Namespace) -> dict:
     return record
 
 
+def carry(opts: argparse.Namespace) -> int:
+    """Archive a stopped session, or unpack one, so that it can be resumed on
+    another machine (``--resume latest --data-dir`` the same dir)."""
+    try:
+        if opts.archive:
+            dest = opts.to or opts.data_dir / "archives" / f"{opts.archive}.tar.gz"
+            say(f"written: {control_state.archive(opts.data_dir, opts.archive, dest)}")
+        else:
+            session = control_state.unpack(opts.unpack, opts.data_dir)
+            say(
+                f"session {session} unpacked into {opts.data_dir}; go on with "
+                f"`python bench/control.py --resume {session} --data-dir "
+                f"{opts.data_dir}`"
+            )
+    except StateError as exc:
+        raise SystemExit(f"bench/control.py: {exc}") from None
+    return 0
+
+
 def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -> dict:
     """Run the suite (or what a resumed session misses) on a cluster; write,
     store and return its record."""
@@ -585,6 +620,8 @@ def main(argv: list[str] | None = None) -> int:
     if opts.report:
         report_only(opts)
         return 0
+    if opts.archive or opts.unpack:
+        return carry(opts)
     if opts.base_url:
         run_bench(opts, endpoint_env(opts), f"{opts.model} at {opts.base_url}")
         return 0

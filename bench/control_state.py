@@ -21,10 +21,14 @@ never written here; a resumed session makes new ones for the same users.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
+import tarfile
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -212,3 +216,93 @@ def latest_unfinished(data_dir: Path) -> str:
         if not data.get("complete"):
             return path.parent.name
     raise StateError(f"no unfinished control bench session in {data_dir}")
+
+
+# Archives ----------------------------------------------------------------------
+# A session carried to another machine: its state, memory and results, and a
+# consistent copy of the database (its runs, transcripts and users).
+ARCHIVED = ("sessions/{session}", "memory/{session}", "results/{session}")
+DB_NAME = "db.sqlite3"
+
+
+def archive(data_dir: Path, session: str, dest: Path) -> Path:
+    """Write session ``session`` of ``data_dir`` to the .tar.gz ``dest``.
+
+    Raise StateError when the session is unknown or still running (its memory
+    is open, and a copy of it would be torn).
+    """
+    if not (data_dir / "sessions" / session / STATE_NAME).is_file():
+        raise StateError(f"no saved session {session!r} in {data_dir}")
+    if is_locked(data_dir / "memory" / session / "LOCK"):
+        raise StateError(f"session {session} is running: stop it first (kill PID)")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        db_copy = Path(tmp) / DB_NAME
+        src, dst = sqlite3.connect(data_dir / DB_NAME), sqlite3.connect(db_copy)
+        try:
+            src.backup(dst)
+        finally:
+            src.close()
+            dst.close()
+        partial = dest.with_name(dest.name + ".part")
+        with tarfile.open(partial, "w:gz") as tar:
+            tar.add(db_copy, DB_NAME)
+            for rel in (name.format(session=session) for name in ARCHIVED):
+                if (data_dir / rel).exists():
+                    tar.add(data_dir / rel, rel)
+        os.replace(partial, dest)
+    return dest
+
+
+def unpack(source: Path, data_dir: Path) -> str:
+    """Unpack an archive of ``archive`` into ``data_dir``; return its session.
+
+    Raise StateError when ``data_dir`` already has a database (unpacking would
+    replace its runs) or the file is not such an archive.
+    """
+    if (data_dir / DB_NAME).exists():
+        raise StateError(
+            f"{data_dir} has a database already; unpack into a new --data-dir"
+        )
+    try:
+        with tarfile.open(source, "r:gz") as tar:
+            members = tar.getmembers()
+            sessions = {m.name.split("/")[1] for m in members if _is_state(m.name)}
+            if len(sessions) != 1 or not all(
+                _is_archived(m.name, *sessions) for m in members
+            ):
+                raise StateError(f"{source} is not a control bench session archive")
+            data_dir.mkdir(parents=True, exist_ok=True)
+            tar.extractall(data_dir, filter="data")
+    except (OSError, tarfile.TarError) as exc:
+        raise StateError(f"{source} cannot be unpacked: {exc}") from None
+    return sessions.pop()
+
+
+def _is_state(name: str) -> bool:
+    parts = name.split("/")
+    return len(parts) == 3 and parts[0] == "sessions" and parts[2] == STATE_NAME
+
+
+def _is_archived(name: str, session: str) -> bool:
+    allowed = [rel.format(session=session) for rel in ARCHIVED]
+    return name == DB_NAME or any(
+        name == rel or name.startswith(rel + "/") for rel in allowed
+    )
+
+
+def is_locked(path: Path) -> bool:
+    """Return True when another process holds the lock on ``path`` (LevelDB's)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

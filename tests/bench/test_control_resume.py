@@ -8,6 +8,9 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
+import tarfile
 import threading
 import time
 from pathlib import Path
@@ -16,7 +19,13 @@ import pytest
 
 from bench import control
 from bench.control_report import Result
-from bench.control_state import SessionState, StateError, code_fingerprint
+from bench.control_state import (
+    SessionState,
+    StateError,
+    archive,
+    code_fingerprint,
+    unpack,
+)
 from roles.tools.sandbox import remove_tree
 from tests.bench.test_control_bench import scripted
 from tests.llm_server import ScriptedLLMServer
@@ -72,9 +81,11 @@ def sigterm_after_first_run(data_dir: Path) -> threading.Thread:
     return thread
 
 
+@pytest.mark.parametrize("carried", [False, True], ids=["same-dir", "carried"])
 def test_a_stopped_session_resumes_with_what_is_missing(
-    tmp_path, tasks_dir, restore_sigterm
+    tmp_path, tasks_dir, restore_sigterm, carried
 ):
+    here = there = tmp_path / "here"
     with ScriptedLLMServer() as server:
         for role, respond in scripted(tasks_dir).items():
             server.responder(respond, role=role)
@@ -84,25 +95,43 @@ def test_a_stopped_session_resumes_with_what_is_missing(
             [
                 *endpoint,
                 *("--only", "count-lines", "--strategies", "ggs,single"),
-                *("--passes", "2", "--data-dir", str(tmp_path)),
+                *("--passes", "2", "--data-dir", str(here)),
                 *("--tasks-dir", str(tasks_dir)),
             ]
         )
-        sigterm_after_first_run(tmp_path)
+        sigterm_after_first_run(here)
         first = control.run_bench(opts, control.endpoint_env(opts), "scripted")
         assert not first["complete"]
         # The signal comes once a run is saved: the run after it may have begun.
         assert 1 <= len(first["results"]) <= 2
 
         # The state is what a kill in the middle of a run leaves behind.
-        state = SessionState.load(tmp_path, first["session"])
+        state = SessionState.load(here, first["session"])
         cut = state.data["results"].pop(0)
         assert (cut["strategy"], cut["pass_no"]) == ("ggs", 1)
         state.data["in_flight"] = {"ggs/count-lines/1": cut["run_id"]}
         state.save()
+        if carried:
+            # Another machine: the session travels as one file.
+            there = tmp_path / "there"
+            carry = tmp_path / "carry.tar.gz"
+            assert (
+                control.main(
+                    [
+                        "--archive",
+                        first["session"],
+                        "--to",
+                        str(carry),
+                        "--data-dir",
+                        str(here),
+                    ]
+                )
+                == 0
+            )
+            assert control.main(["--unpack", str(carry), "--data-dir", str(there)]) == 0
 
         again = control.parse_args(
-            ["--resume", "latest", *endpoint, "--data-dir", str(tmp_path)]
+            ["--resume", "latest", *endpoint, "--data-dir", str(there)]
         )
         assert again.resume == first["session"]
         assert (again.passes, again.strategies) == (2, ["ggs", "single"])
@@ -117,15 +146,21 @@ def test_a_stopped_session_resumes_with_what_is_missing(
     assert rerun["run_id"] != cut["run_id"]
     assert f"{cut['run_id']} was cut off" in rerun["note"]
     assert record["cut_off"] == {"ggs/count-lines/1": cut["run_id"]}
-    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
+    with sqlite3.connect(there / "db.sqlite3") as db:
         runs = dict(db.execute("SELECT id, status FROM artoo_web_run").fetchall())
+        users = db.execute(
+            "SELECT count(*) FROM auth_user WHERE username LIKE 'bench-%'"
+        ).fetchone()
     # One run more than the table: the one the stop cut off, kept as it ended.
     assert len(runs) == 5, runs
+    # The same users (and so the same memory owners) went on with the session.
+    assert users == (2,)
+    assert (there / "memory" / first["session"] / "CURRENT").is_file()
     assert {r["run_id"].replace("-", "") for r in record["results"]} <= {
         k.replace("-", "") for k in runs
     }
     saved = json.loads(
-        (tmp_path / "sessions" / first["session"] / "state.json").read_text()
+        (there / "sessions" / first["session"] / "state.json").read_text()
     )
     assert saved["complete"] and saved["in_flight"] == {}
     # API tokens are never saved: a resumed session makes new ones.
@@ -225,3 +260,53 @@ def test_report_prints_a_saved_sessions_finished_runs_without_a_cluster(
     assert json.loads(written.read_text())["complete"] is True
     # Reading a session changes nothing in it.
     assert SessionState.load(tmp_path, "20260101-000000-1").data == state.data
+
+
+def test_a_running_session_is_not_archived(tmp_path):
+    saved_session(tmp_path, "20260101-000000-1")
+    memory = tmp_path / "memory" / "20260101-000000-1"
+    memory.parent.mkdir()
+    code = (
+        "import sys, plyvel; db = plyvel.DB(sys.argv[1], create_if_missing=True); "
+        "print('open', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(memory)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(StateError, match="is running: stop it first"):
+            archive(tmp_path, "20260101-000000-1", tmp_path / "a.tar.gz")
+    finally:
+        holder.communicate("", timeout=30)
+    assert not (tmp_path / "a.tar.gz").exists()
+    with pytest.raises(StateError, match="no saved session 'other'"):
+        archive(tmp_path, "other", tmp_path / "a.tar.gz")
+
+
+def test_unpack_refuses_a_dir_with_a_database_and_a_foreign_archive(tmp_path):
+    saved_session(tmp_path / "here", "20260101-000000-1")
+    sqlite3.connect(tmp_path / "here" / "db.sqlite3").close()
+    carry = archive(tmp_path / "here", "20260101-000000-1", tmp_path / "s.tar.gz")
+
+    with pytest.raises(StateError, match="has a database already"):
+        unpack(carry, tmp_path / "here")
+
+    hostile = tmp_path / "hostile.tar.gz"
+    with tarfile.open(hostile, "w:gz") as tar:
+        tar.add(tmp_path / "here" / "sessions", "sessions")
+        tar.add(tmp_path / "s.tar.gz", "../escaped")
+    with pytest.raises(StateError, match="not a control bench session archive"):
+        unpack(hostile, tmp_path / "there")
+    assert not (tmp_path / "escaped").exists()
+    assert not (tmp_path / "there" / "db.sqlite3").exists()
+
+    (tmp_path / "junk.tar.gz").write_bytes(b"not a tar")
+    with pytest.raises(StateError, match="cannot be unpacked"):
+        unpack(tmp_path / "junk.tar.gz", tmp_path / "there")
+
+    assert unpack(carry, tmp_path / "there") == "20260101-000000-1"
+    assert SessionState.load(tmp_path / "there", "latest").options == OPTIONS
