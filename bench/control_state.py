@@ -241,6 +241,9 @@ def archive(data_dir: Path, session: str, dest: Path) -> Path:
         src, dst = sqlite3.connect(data_dir / DB_NAME), sqlite3.connect(db_copy)
         try:
             src.backup(dst)
+            # A resumed session makes tokens of its own: none travel.
+            dst.execute("DELETE FROM artoo_web_apitoken")
+            dst.commit()
         finally:
             src.close()
             dst.close()

@@ -289,7 +289,10 @@ def test_a_running_session_is_not_archived(tmp_path):
 
 def test_unpack_refuses_a_dir_with_a_database_and_a_foreign_archive(tmp_path):
     saved_session(tmp_path / "here", "20260101-000000-1")
-    sqlite3.connect(tmp_path / "here" / "db.sqlite3").close()
+    with sqlite3.connect(tmp_path / "here" / "db.sqlite3") as db:
+        db.execute("CREATE TABLE artoo_web_apitoken (id INTEGER, digest TEXT)")
+        db.execute("INSERT INTO artoo_web_apitoken VALUES (1, 'digest')")
+    db.close()
     carry = archive(tmp_path / "here", "20260101-000000-1", tmp_path / "s.tar.gz")
 
     with pytest.raises(StateError, match="has a database already"):
@@ -310,3 +313,10 @@ def test_unpack_refuses_a_dir_with_a_database_and_a_foreign_archive(tmp_path):
 
     assert unpack(carry, tmp_path / "there") == "20260101-000000-1"
     assert SessionState.load(tmp_path / "there", "latest").options == OPTIONS
+    # No API token travels; the session's own database keeps its rows.
+    with sqlite3.connect(tmp_path / "there" / "db.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM artoo_web_apitoken").fetchone() == (0,)
+    db.close()
+    with sqlite3.connect(tmp_path / "here" / "db.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM artoo_web_apitoken").fetchone() == (1,)
+    db.close()
