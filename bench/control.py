@@ -233,8 +233,11 @@ class Bench:
         cluster: Cluster,
         root: Path,
         state: SessionState | None = None,
+        model: LocalModel | None = None,
     ):
         self.opts = opts
+        # Restarted before every run (one at a time): see fresh_model().
+        self.model = model if opts.jobs == 1 else None
         self.cluster = cluster
         self.db = Db(cluster)
         self.root = root
@@ -267,6 +270,7 @@ class Bench:
         task_dir = self.root / scenario.name
         remove_tree(task_dir)
         prepare_dir(task, task_dir)
+        self.fresh_model()
         api = self.apis[(strategy, scenario.name)]
         result.run_id = api.submit(task.request(task_dir), control=strategy)
         if self.state:
@@ -293,6 +297,26 @@ class Bench:
         result.prompt_tokens = out.prompt_tokens
         result.completion_tokens = out.completion_tokens
         result.note = verdict.note + ("; cancelled" if out.cancelled else "")
+
+    def fresh_model(self) -> None:
+        """Restart the local model, once the last run's messages are handled.
+
+        At temperature 0 a reply still depends on what the server's prompt
+        cache held (the same R2 prompt, 562 of its tokens cached in one run and
+        688 in the next, gave two different plans), so without this the first
+        strategy to run a scenario got another round 1 than the ones after it.
+        On a fresh server every run gets the replies any other run of the same
+        prompts gets, and pays the same cold cache.
+        """
+        if self.model is None:
+            return
+        wait_for(
+            lambda: self.db.undelivered() == 0,
+            SETTLE_TIMEOUT_S,
+            interval=0.5,
+            what="every bus message delivered",
+        )
+        self.model.restart()
 
     def attempt(self, scenario: Scenario, strategy: str, pass_no: int) -> Result:
         """Run one scenario; a run that never ends is recorded, not fatal."""
@@ -579,13 +603,20 @@ def carry(opts: argparse.Namespace) -> int:
     return 0
 
 
-def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -> dict:
+def run_bench(
+    opts: argparse.Namespace,
+    model_env: dict[str, str],
+    label: str,
+    model: LocalModel | None = None,
+) -> dict:
     """Run the suite (or what a resumed session misses) on a cluster; write,
-    store and return its record."""
+    store and return its record. ``model``, the local model, is restarted
+    before every run when runs go one at a time."""
     state = start_session(opts, label)
     root = make_root(opts.tasks_dir, opts.session)
     check_available(opts.scenarios, root)
     meta = session_meta(opts, state)
+    meta["fresh_model"] = model is not None and opts.jobs == 1
     env = cluster_env(opts, model_env, root)
     processes = ("web", "pipeline", "memory", "beat")
     with Cluster(
@@ -593,7 +624,7 @@ def run_bench(opts: argparse.Namespace, model_env: dict[str, str], label: str) -
     ) as cluster:
         say(f"cluster at {cluster.url}; data dir {opts.data_dir}; tasks in {root}")
         say(f"session {opts.session}; saved in {state.path}")
-        bench = Bench(opts, cluster, root, state)
+        bench = Bench(opts, cluster, root, state, model)
         bench.stop.install()
         cut = bench.cut_off = cancel_cut_off(bench, state)
         try:
@@ -631,7 +662,8 @@ def main(argv: list[str] | None = None) -> int:
     except LocalModelMissing as missing:
         raise SystemExit(f"bench/control.py: {missing}") from None
     try:
-        run_bench(opts, model_env, f"local {local.size} ({local.weights.filename})")
+        label = f"local {local.size} ({local.weights.filename})"
+        run_bench(opts, model_env, label, local)
     finally:
         local.stop()
     return 0

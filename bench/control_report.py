@@ -292,8 +292,13 @@ def render(record: dict) -> str:
     results = [Result.from_dict(r) for r in record["results"]]
     out = [f"# {record.get('title', 'artoo control bench')}", ""]
     out += [
-        f"- {k}: {record[k]}" for k in ("model", "seed", "temperature") if k in record
+        f"- {k}: {record[k]}"
+        for k in ("model", "seed", "temperature", "commit")
+        if k in record
     ]
+    if record.get("fresh_model"):
+        out.append("- the model was restarted before every run (empty caches)")
+    out += [f"- resumed at {at}" for at in record.get("resumed_at", [])]
     if record.get("complete") is False:
         out.append("- INCOMPLETE: the session stopped before every run was done")
     dreams = record.get("dreams", [])

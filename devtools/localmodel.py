@@ -99,11 +99,12 @@ class LocalModel:
             "--no-webui",
         ]
 
-    def start(self) -> dict[str, str]:
-        """Start the server, wait until it answers, and return its environment."""
+    def start(self, port: int = 0) -> dict[str, str]:
+        """Start the server (on ``port``, else a free one), wait until it
+        answers, and return its environment."""
         self.require_installed()
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.port = installer.free_port()
+        self.port = port or installer.free_port()
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
                 self.command(),
@@ -140,6 +141,18 @@ class LocalModel:
             "ARTOO_LLM_SEED": os.environ.get("ARTOO_LLM_SEED", "42"),
             "ARTOO_PLAN_CHAINS": os.environ.get("ARTOO_PLAN_CHAINS", "join"),
         }
+
+    def restart(self) -> None:
+        """Start the server again on its port, its caches empty.
+
+        The server's replies at temperature 0 depend on what its prompt cache
+        holds (a prompt partly served from the cache is computed in other
+        batches, and a greedy reply can tip), so a run that starts on a fresh
+        server gives the replies any other such run would give.
+        """
+        port = self.port
+        self.stop()
+        self.start(port)
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL)."""
