@@ -573,15 +573,23 @@ def report_only(opts: argparse.Namespace) -> dict:
     meta["complete"] = state.is_complete(all_runs(opts))
     meta["dreams"] = state.data["dreams"]
     meta["in_flight"] = state.cut_off()
-    results = state.results()
+    record, _ = finish_record(meta, state.results(), opts.data_dir)
+    return record
+
+
+def finish_record(
+    meta: dict, results: list[Result], data_dir: Path
+) -> tuple[dict, dict[str, Path]]:
+    """Build the record of ``results``, write it under ``data_dir`` and print
+    it; return it with the paths written."""
     record = build_record(meta, results)
-    db = opts.data_dir / "db.sqlite3"
+    db = data_dir / "db.sqlite3"
     record["role_costs"] = role_costs(db, results) if db.exists() else {}
     record["report"] = render(record)
-    paths = write_outputs(record, opts.data_dir / "results" / state.session)
-    print(record["report"], flush=True)
+    paths = write_outputs(record, data_dir / "results" / meta["session"])
+    print("\n" + record["report"], flush=True)
     say(f"written: {', '.join(str(p) for p in paths.values())}")
-    return record
+    return record, paths
 
 
 def carry(opts: argparse.Namespace) -> int:
@@ -635,13 +643,8 @@ def run_bench(
             state.mark_complete(meta["complete"])
             meta["cut_off"] = cut
             meta["dreams"] = bench.dreams
-            record = build_record(meta, bench.results)
-            record["role_costs"] = role_costs(cluster.db_path, bench.results)
-            record["report"] = render(record)
-            paths = write_outputs(record, opts.data_dir / "results" / opts.session)
+            record, paths = finish_record(meta, bench.results, opts.data_dir)
             stored = cluster.manage("store_benchmark", str(paths["json"]), check=False)
-            print("\n" + record["report"], flush=True)
-            say(f"written: {', '.join(str(p) for p in paths.values())}")
             say((stored.stdout + stored.stderr).strip())
     return record
 
