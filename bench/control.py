@@ -31,7 +31,9 @@ runs; memory is new for each session.
 A session is saved after every run (``bench/control_state.py``): one stopped by
 SIGTERM, a reboot or the end of a working day goes on with ``--resume SESSION``
 (or ``--resume latest``), which runs only what is missing, on the same database
-and memory, and again the run that was cut off (the cut-off run is cancelled).
+and memory, and again the run that was cut off (the cut-off run is cancelled;
+a first-pass one runs again under a new user, since R1 reads a user's last
+runs and the cut-off one would be among them).
 It refuses when the code a run goes through has changed since the session began.
 """
 
@@ -249,13 +251,21 @@ class Bench:
         self.dir_locks = {c.name: threading.Lock() for c in opts.scenarios}
         # Runs a stop cut off (by key), which a resumed session runs again.
         self.cut_off: dict[str, str] = {}
-        self.apis = self.make_users(opts.session)
+        # Keys of cut-off runs that run again under a new user.
+        self.new_users: set[str] = set()
+        pairs = [(s, c.name) for s in opts.strategies for c in opts.scenarios]
+        self.apis = self.make_users(pairs)
         self.stop = StopRequest()
 
-    def make_users(self, session: str) -> dict[tuple[str, str], Api]:
-        """Create a user and token per (strategy, scenario), in one command."""
-        pairs = [(s, c.name) for s in self.opts.strategies for c in self.opts.scenarios]
-        names = [f"bench-{session}-{s}-{c}" for s, c in pairs]
+    def user_name(self, strategy: str, scenario: str) -> str:
+        if self.state:
+            return self.state.user(strategy, scenario)
+        return f"bench-{self.opts.session}-{strategy}-{scenario}"
+
+    def make_users(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Api]:
+        """Create (or find) the users of ``pairs`` of (strategy, scenario) and a
+        token for each, in one command."""
+        names = [self.user_name(s, c) for s, c in pairs]
         out = self.cluster.manage("shell", "-c", TOKENS_CODE % json.dumps(names))
         line = next(x for x in out.stdout.splitlines() if x.startswith("TOKENS "))
         tokens = json.loads(line.removeprefix("TOKENS "))
@@ -337,9 +347,14 @@ class Bench:
         except (AssertionError, OSError) as exc:
             # The run stays unsolved in the table with what went wrong.
             result.note = f"{result.note}: {exc}"
-        earlier = self.cut_off.get(key_of(scenario.name, strategy, pass_no))
-        if earlier:
-            result.note += f"; run again: {earlier} was cut off by a stop"
+        key = key_of(scenario.name, strategy, pass_no)
+        earlier = self.cut_off.get(key)
+        if earlier and key in self.new_users:
+            result.note += f"; run again under a new user: {earlier} was cut off"
+        elif earlier:
+            # A later pass keeps its user, whose history and memory hold the
+            # cut-off run as far as it got.
+            result.note += f"; run again: {earlier} was cut off, its user saw it"
         if self.state:
             with self.lock:
                 self.state.finished(result)
@@ -524,11 +539,18 @@ def cancel_cut_off(bench: Bench, state: SessionState) -> dict[str, str]:
     """Cancel the runs a stop cut off, which the cluster would otherwise go on
     with; return them by key. Each is run again, and its note names it."""
     cut = state.cut_off()
+    renamed = []
     for key, run_id in cut.items():
-        strategy, scenario, _ = key.split("/")
+        strategy, scenario, pass_no = key.split("/")
         api = bench.apis[(strategy, scenario)]
         api.post_json(f"/api/runs/{run_id}/cancel", {})
         say(f"cancelled run {run_id} ({key}), cut off when the session stopped")
+        if pass_no == "1":
+            # Its user saw nothing before it: a new one starts the same.
+            say(f"{key} runs again as {state.new_user(strategy, scenario)}")
+            renamed.append((strategy, scenario))
+            bench.new_users.add(key)
+    bench.apis.update(bench.make_users(renamed) if renamed else {})
     return cut
 
 

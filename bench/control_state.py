@@ -10,7 +10,7 @@ measures and the run in progress::
      "options": {"strategies": ["ggs", …], "scenarios": ["count-lines", …], …},
      "results": [{"scenario": …, "strategy": …, "pass_no": 1, …}, …],
      "in_flight": {"ggs/count-lines/1": "<run id>"}, "dreams": […],
-     "resumed_at": […]}
+     "resumed_at": […], "users": {"ggs/count-lines": "bench-…-ggs-count-lines-2"}}
 
 ``python bench/control.py --resume SESSION`` (or ``--resume latest``) starts a
 cluster on the same data dir (database, runs and memory) and runs only what is
@@ -169,6 +169,25 @@ class SessionState:
             key_of(r["scenario"], r["strategy"], r["pass_no"]) == key
             for r in self.data["results"]
         )
+
+    def user(self, strategy: str, scenario: str) -> str:
+        """Return the name of the user that runs ``scenario`` under ``strategy``."""
+        base = f"bench-{self.session}-{strategy}-{scenario}"
+        return self.data.get("users", {}).get(f"{strategy}/{scenario}", base)
+
+    def new_user(self, strategy: str, scenario: str) -> str:
+        """Give ``scenario`` under ``strategy`` a new user and return its name.
+
+        A run a stop cut off stays in its user's history, which R1 reads, and
+        in its memory. A first-pass run again under a new user starts from
+        nothing, as the first one did; later passes take that user.
+        """
+        base = f"bench-{self.session}-{strategy}-{scenario}"
+        current = self.user(strategy, scenario)
+        n = 2 if current == base else int(current.removeprefix(f"{base}-")) + 1
+        self.data.setdefault("users", {})[f"{strategy}/{scenario}"] = f"{base}-{n}"
+        self.save()
+        return f"{base}-{n}"
 
     def cut_off(self) -> dict[str, str]:
         """Return the runs that were in progress when the session stopped."""

@@ -143,10 +143,34 @@ def test_a_stopped_session_resumes_with_what_is_missing(
         users = db.execute(
             "SELECT count(*) FROM auth_user WHERE username LIKE 'bench-%'"
         ).fetchone()
+        owners = dict(
+            db.execute(
+                "SELECT r.id, u.username FROM artoo_web_run r"
+                " JOIN auth_user u ON u.id = r.owner_id"
+            ).fetchall()
+        )
+        perceived = dict(
+            db.execute(
+                "SELECT run_id, data FROM artoo_web_traceevent"
+                " WHERE role = 'R1' AND kind = 'llm_call' ORDER BY id DESC"
+            ).fetchall()
+        )
     # One run more than the table: the one the stop cut off, kept as it ended.
     assert len(runs) == 5, runs
-    # The same users (and so the same memory owners) went on with the session.
-    assert users == (2,)
+    # The first pass's cut-off run ran again under a new user, whose R1 saw no
+    # earlier run; that user went on to the second pass. single kept its user.
+    assert users == (3,)
+    owner = {k: owners[r["run_id"].replace("-", "")] for k, r in results.items()}
+    assert owner[("ggs", 1)] == owner[("ggs", 2)] != owners[cut["run_id"].replace("-", "")]
+    assert owner[("ggs", 1)].endswith("-ggs-count-lines-2")
+    assert owner[("single", 1)] == owner[("single", 2)]
+    assert owner[("single", 1)].endswith("-single-count-lines")
+    def asked_of_r1(result: dict) -> str:
+        call = json.loads(perceived[result["run_id"].replace("-", "")])
+        return call["messages"][-1]["content"]
+
+    assert "Recent session history:" not in asked_of_r1(rerun)
+    assert "Recent session history:" in asked_of_r1(results[("ggs", 2)])
     assert (there / "memory" / first["session"] / "CURRENT").is_file()
     assert {r["run_id"].replace("-", "") for r in record["results"]} <= {
         k.replace("-", "") for k in runs
@@ -155,6 +179,7 @@ def test_a_stopped_session_resumes_with_what_is_missing(
         (there / "sessions" / first["session"] / "state.json").read_text()
     )
     assert saved["complete"] and saved["in_flight"] == {}
+    assert saved["users"] == {"ggs/count-lines": owner[("ggs", 1)]}
     # API tokens are never saved: a resumed session makes new ones.
     assert set(saved) == {
         "session",
@@ -168,6 +193,7 @@ def test_a_stopped_session_resumes_with_what_is_missing(
         "resumed_at",
         "started_at",
         "complete",
+        "users",
     }
 
 
