@@ -161,10 +161,12 @@ def test_a_stopped_session_resumes_with_what_is_missing(
     # earlier run; that user went on to the second pass. single kept its user.
     assert users == (3,)
     owner = {k: owners[r["run_id"].replace("-", "")] for k, r in results.items()}
-    assert owner[("ggs", 1)] == owner[("ggs", 2)] != owners[cut["run_id"].replace("-", "")]
+    cut_owner = owners[cut["run_id"].replace("-", "")]
+    assert owner[("ggs", 1)] == owner[("ggs", 2)] != cut_owner
     assert owner[("ggs", 1)].endswith("-ggs-count-lines-2")
     assert owner[("single", 1)] == owner[("single", 2)]
     assert owner[("single", 1)].endswith("-single-count-lines")
+
     def asked_of_r1(result: dict) -> str:
         call = json.loads(perceived[result["run_id"].replace("-", "")])
         return call["messages"][-1]["content"]
