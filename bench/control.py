@@ -251,6 +251,7 @@ class Bench:
         self.dir_locks = {c.name: threading.Lock() for c in opts.scenarios}
         # Runs a stop cut off (by key), which a resumed session runs again.
         self.cut_off: dict[str, str] = {}
+        self.machine = control_state.this_machine()
         # Keys of cut-off runs that run again under a new user.
         self.new_users: set[str] = set()
         pairs = [(s, c.name) for s in opts.strategies for c in opts.scenarios]
@@ -307,6 +308,7 @@ class Bench:
         result.prompt_tokens = out.prompt_tokens
         result.completion_tokens = out.completion_tokens
         result.note = verdict.note + ("; cancelled" if out.cancelled else "")
+        result.machine = self.machine
 
     def fresh_model(self) -> None:
         """Restart the local model, once the last run's messages are handled.

@@ -52,6 +52,9 @@ class Result:
     completion_tokens: int = 0
     wall_s: float = 0.0
     note: str = ""
+    # The machine the run ran on: a session resumed elsewhere spans several,
+    # and wall times compare only within one.
+    machine: str = ""
 
     @property
     def tokens(self) -> int:
@@ -244,6 +247,20 @@ RUNS_HEAD = (
 )
 
 
+def machines_lines(results: list[Result]) -> list[str]:
+    """Name the machines the runs ran on, when there were more than one."""
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.machine] = counts.get(r.machine, 0) + 1
+    if len(counts) < 2:
+        return []
+    lines = [
+        f"- {n} runs on {name or 'a machine the session did not record'}"
+        for name, n in counts.items()
+    ]
+    return [*lines, "- wall times compare only between runs on one machine"]
+
+
 def runs_table(results: list[Result]) -> list[str]:
     lines = [RUNS_HEAD, "|" + "---|" * 12]
     for r in results:
@@ -299,6 +316,7 @@ def render(record: dict) -> str:
     if record.get("fresh_model"):
         out.append("- the model was restarted before every run (empty caches)")
     out += [f"- resumed at {at}" for at in record.get("resumed_at", [])]
+    out += machines_lines(results)
     if record.get("complete") is False:
         out.append("- INCOMPLETE: the session stopped before every run was done")
     dreams = record.get("dreams", [])

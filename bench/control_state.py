@@ -25,6 +25,7 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import sqlite3
 import subprocess
 import tarfile
@@ -80,6 +81,25 @@ def git_commit(root: Path = ROOT) -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+changes" if dirty else "")
+
+
+def this_machine() -> str:
+    """Return a label of this machine: its CPU, its cores and its boot id (host
+    names and machine ids of cloned VMs repeat; a boot id does not)."""
+    info: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            name, _, value = line.partition(":")
+            info.setdefault(name.strip(), value.strip())
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
+    except OSError:
+        boot = platform.node()
+    cpu = info.get("model name", "unknown CPU")
+    if "cpu family" in info:
+        cpu += f" (family {info['cpu family']}, model {info.get('model', '?')})"
+    if "avx512f" in info.get("flags", "").split():
+        cpu += " with AVX-512"
+    return f"{cpu}, {os.cpu_count()} cores, boot {boot}"
 
 
 def key_of(scenario: str, strategy: str, pass_no: int) -> str:

@@ -126,3 +126,17 @@ def test_chart_escapes_text_and_draws_nothing_solved_as_n_a():
 
     assert "<b>" not in svg and "&lt;b&gt;x&lt;/b&gt;" in svg
     assert "n/a" in ET.fromstring(svg).find(f"{SVG}desc").text
+
+
+def test_report_names_the_machines_of_a_session_that_moved():
+    one = render(build_record({"name": "control", "session": "s"}, recorded()))
+    assert "runs on" not in one and "wall times compare" not in one
+
+    moved = recorded()
+    for r in moved[4:]:
+        r.machine = "AMD EPYC, 2 cores, boot 810fbd87"
+    report = render(build_record({"name": "control", "session": "s"}, moved))
+
+    assert "- 4 runs on a machine the session did not record" in report
+    assert "- 4 runs on AMD EPYC, 2 cores, boot 810fbd87" in report
+    assert "- wall times compare only between runs on one machine" in report
