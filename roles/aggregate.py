@@ -54,6 +54,7 @@ ERROR_LINE = re.compile(
 COUNTER = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b")
 # A command that lists files or lines: printing nothing, it found nothing.
 LISTER = re.compile(r"\b(?:find|grep|rg|ls)\b")
+LINE_SEARCH = re.compile(r"\b(?:grep|rg)\b")
 # A quoted CSV field that holds a comma: awk -F, and cut -d, split inside it.
 QUOTED_COMMA = re.compile(r'(?:^|,)"[^"\n]*,[^"\n]*"(?=,|\r?$)', re.MULTILINE)
 INVERTED = re.compile(r"\bgrep\b[^|;&]*\s(?:-\w*v\w*|--invert-match)\b")
@@ -113,20 +114,25 @@ def _same(a: str, b: str) -> bool:
         return a == b
 
 
-def shows_nothing(entries: Iterable[str]) -> bool:
+def shows_nothing(entries: Iterable[str], files: bool = True) -> bool:
     """Return True when some listing found nothing: a ``find``, ``grep`` or
     ``ls`` that printed no line at all, or a glob that matched no file. A
     command that prints nothing anyway (``cd``, ``mkdir``) shows nothing of it.
+
+    With ``files`` False (what is counted are lines or rows, not files), only a
+    search for lines (``grep``, ``rg``) counts: no file matching a glob shows
+    nothing of how many rows a file has.
     """
+    lister = LISTER if files else LINE_SEARCH
     for entry in entries:
         call = parse_evidence(entry)
         if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
             continue
         body = split_exit_code(call.output)[1].strip()
-        if call.tool == "glob" and body.startswith("(no files matched"):
+        if files and call.tool == "glob" and body.startswith("(no files matched"):
             return True
         command = str(call.args.get("command") or "") if call.tool == "shell" else ""
-        if not body and LISTER.search(command) and not COUNTER.search(command):
+        if not body and lister.search(command) and not COUNTER.search(command):
             return True
     return False
 

@@ -152,7 +152,8 @@ def invented_facts(subtask, result: ExecutionResult, request: str = "") -> str:
             f"command (write the path itself) and run it again; {NO_EVIDENCE}"
         )
     counted = asks_for_count(request, subtask.intent, subtask.context)
-    if empty_sum(claim) and counted and not shows_nothing(result.tool_calls):
+    of_files = asks_for_file_count(request, subtask.intent)
+    if empty_sum(claim) and counted and not shows_nothing(calls, of_files):
         return (
             "the claimed count is 0, but no tool listing shows that nothing is "
             "there: a count of 0 often comes from looking in the wrong place (ls "

@@ -225,7 +225,8 @@ def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbo
     toolbox = Toolbox(
         workspace,
         allowed_paths=[*settings.ARTOO_ALLOWED_PATHS, *([shared] if shared else [])],
-        blocked_tools=[*blocked_tools, *runtime.unavailable_tools()],
+        blocked_tools=blocked_tools,
+        unavailable_tools=runtime.unavailable_tools(),
         blocked_targets=blocked_targets,
         approve=Operator(pending, approved),
         cancelled=cancelled,

@@ -71,8 +71,8 @@ def refuse(
         raise ToolError(f"unknown tool {name!r}; available: {', '.join(TOOL_SPECS)}")
     if name in blocked_tools:
         raise ToolError(
-            f"blocked by GGS: tool {name!r} failed in an earlier round "
-            "— choose another approach"
+            f"blocked by GGS: tool {name!r} was used in a subtask that failed in "
+            "an earlier round — choose another approach"
         )
     if not isinstance(args, dict):
         raise ToolError(f"{name} arguments must be a JSON object")
@@ -84,8 +84,9 @@ def refuse(
         program = blocked_program(args["command"], blocked_tools)
         if program:
             raise ToolError(
-                f"blocked by GGS: the program {program!r} failed in an earlier "
-                f"round — get this with another program or tool{other_ways(program)}"
+                f"blocked by GGS: the program {program!r} was used in a subtask "
+                "that failed in an earlier round — get this with another program "
+                f"or tool{other_ways(program)}"
             )
     for key in TARGET_KEYS:
         value = args.get(key)

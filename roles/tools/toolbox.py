@@ -43,6 +43,7 @@ from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
 from roles.tools.sandbox import Sandbox, give_to_sandbox
 from roles.tools.shell import kill_group, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
+from roles.tools.spoiled import Spoiled
 
 __all__ = [
     "ApprovalAsk",
@@ -81,6 +82,7 @@ class Toolbox:
         allowed_paths: Sequence[Path] = (),
         blocked_tools: Iterable[str] = (),
         blocked_targets: Iterable[str] = (),
+        unavailable_tools: Iterable[str] = (),
         approve: Callable[[ApprovalAsk], bool] = lambda ask: False,
         cancelled: Callable[[], bool] = lambda: False,
         shell_timeout_s: float = 30,
@@ -105,6 +107,8 @@ class Toolbox:
         self.sandbox = sandbox
         self.sandbox_error = sandbox_error
         self.blocked_tools = frozenset(blocked_tools)
+        # Tools this server cannot offer (no network): not offered, not GGS's.
+        self.unavailable_tools = frozenset(unavailable_tools)
         self.blocked_targets = frozenset(t.strip() for t in blocked_targets if t)
         self.approve = approve
         self.cancelled = cancelled
@@ -125,6 +129,7 @@ class Toolbox:
             for_policy(sandbox and sandbox.policy, self.roots),
         )
         self.memory = MemoryGate(memory_rules, approve, self.is_cancelled)
+        self.spoiled = Spoiled(self.workspace)
         self.evidence: list[str] = []
         self.records: list[ToolRecord] = []
         self._settled: tuple[dict, bool] | None = None
@@ -144,8 +149,9 @@ class Toolbox:
         return self._law1.made
 
     def specs(self) -> list[ToolSpec]:
-        """Return the spec of every tool that is not blocked."""
-        return [s for n, s in TOOL_SPECS.items() if n not in self.blocked_tools]
+        """Return the spec of every tool that is neither blocked nor unavailable."""
+        off = self.blocked_tools | self.unavailable_tools
+        return [s for n, s in TOOL_SPECS.items() if n not in off]
 
     def call(self, name: str, args: Mapping[str, Any]) -> str:
         """Run one tool call and return its output as the model should see it."""
@@ -153,12 +159,18 @@ class Toolbox:
         if self._settled and self._settled[0]["args"] == args and name == "shell":
             return self._settled_call(name, args)
         try:
+            if name in self.unavailable_tools:
+                raise ToolError(f"tool {name!r} is not available on this server")
             try:
                 refuse(name, args, self.blocked_tools, self.blocked_targets)
             except ToolError as err:
                 raise ToolError(f"{err}{self.files.elsewhere(name, args)}") from None
             self.memory.check(name, args)
             self.files.check(name, args)
+            if name == "read_file":
+                spoiled = self.spoiled.refused_read(self.files.path(args["path"]))
+                if spoiled:
+                    raise ToolError(spoiled)
             if name == "shell" and (self.sandbox or self.sandbox_error):
                 output = self._sandboxed_shell(args)
             else:
@@ -270,7 +282,15 @@ class Toolbox:
         try:
             if self._running.killed:
                 raise ToolError("command cancelled; its process group was killed")
-            return self._law1.judge(command, args, done)
+            output = self._law1.judge(command, args, done)
+            if output.startswith("[LAW1]"):
+                return output  # denied: nothing was changed
+            changed = [c.path for c in done.effect.changes]
+            spoiled = self.spoiled.refused(command, changed, output)
+            self.spoiled.record(command, done.effect, output)
+            if spoiled:
+                raise ToolError(spoiled)
+            return output
         except ToolPaused:
             done = None  # its scratch holds the effect the operator will judge
             raise
@@ -281,6 +301,7 @@ class Toolbox:
     def _write(self, path: Path, content: str) -> str:
         missing = [p for p in (path, *path.parents) if not p.exists()]
         output = files.write_text(path, content)
+        self.spoiled.wrote(path)
         if missing:
             self._law1.made.add(str(path))
         if self.sandbox is not None:

@@ -220,6 +220,25 @@ def test_a_count_of_0_needs_a_listing_that_shows_nothing_is_there():
     assert judged("How many Python files are there under project?", "0", ls, quiet)
 
 
+def test_no_file_matching_a_glob_shows_nothing_of_a_files_rows():
+    # The counted file is what a failed download left; a glob for something
+    # else matched nothing. Neither shows that the report has no rows.
+    wc = format_evidence(
+        "shell", {"command": "wc -l /w/q3.csv"}, "[exit code 0]\n0 /w/q3.csv\n"
+    )
+    glob = format_evidence(
+        "glob", {"pattern": "*.py", "root": "/w"}, "(no files matched pattern *.py)"
+    )
+    asked = "Download http://h/reports/q3.csv and tell me how many rows it has."
+    assert judged(asked, "The CSV file has 0 rows.", wc, glob).startswith(
+        "the claimed count is 0, but no tool listing shows"
+    )
+    empty = format_evidence(
+        "shell", {"command": "grep -v '^#' /w/q3.csv"}, "[exit code 1]\n"
+    )
+    assert judged(asked, "The CSV file has 0 rows.", wc, empty) == ""
+
+
 def test_a_line_count_is_not_a_sum():
     wc = format_evidence(
         "shell", {"command": "wc -l sales.csv"}, "[exit code 0]\n41 sales.csv\n"

@@ -9,6 +9,7 @@ import pytest
 from roles.contracts import CorrectionSignal, Criterion, SubTask
 from roles.executor import execute, parse_final
 from roles.llm import LLMCancelled, client_for
+from roles.toolloop import ToolError
 from roles.tools import Toolbox
 from tests.llm_server import ScriptedLLMServer, Step, ToolCallSpec
 
@@ -410,3 +411,31 @@ def test_a_cancelled_run_raises_llm_cancelled(llm_server, workspace):
 
 def _call_shell(command):
     return Step(tool_calls=(ToolCallSpec("shell", {"command": command}),))
+
+
+def test_a_tool_the_server_cannot_offer_is_not_offered_nor_called_blocked_by_ggs(
+    llm_server, workspace
+):
+    llm_server.reply("R3", FINAL)
+    toolbox = Toolbox(
+        workspace,
+        blocked_tools=["shell:awk"],
+        unavailable_tools=["search", "fetch_url"],
+    )
+    run(llm_server, workspace, toolbox=toolbox)
+    request = llm_server.requests[0]
+    system = request.messages[0]["content"]
+    assert "Blocked by GGS (do not try): " in system
+    blocked = system.split("Blocked by GGS (do not try): ", 1)[1].split(".", 1)[0]
+    assert "search" not in blocked and "fetch" not in blocked and "awk" in blocked
+    names = [t["function"]["name"] for t in request.tools]
+    assert names == ["shell", "glob", "read_file", "write_file"]
+    with pytest.raises(ToolError, match="'fetch_url' is not available on this server"):
+        toolbox.call("fetch_url", {"url": "http://127.0.0.1:9/"})
+
+
+def test_without_ggs_blocks_the_prompt_names_none(llm_server, workspace):
+    llm_server.reply("R3", FINAL)
+    toolbox = Toolbox(workspace, unavailable_tools=["search", "fetch_url"])
+    run(llm_server, workspace, toolbox=toolbox)
+    assert "Blocked by GGS" not in llm_server.requests[0].messages[0]["content"]
