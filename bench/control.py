@@ -40,9 +40,12 @@ It refuses when the code a run goes through has changed since the session began.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -73,6 +76,8 @@ from roles.control import NAMES  # noqa: E402
 from roles.tools.sandbox import remove_tree  # noqa: E402
 
 TASKS_HOME = Path("/var/tmp/artoo-bench-control")
+# A run's workspace: its user's and its own id, different under every strategy.
+OWN_WORKSPACE = re.compile(r"/workspace/user-\d+/[0-9a-f-]{32,36}")
 DREAM_TIMEOUT_S = 1800
 SETTLE_TIMEOUT_S = 300
 READY_TIMEOUT_S = 300
@@ -510,6 +515,32 @@ def role_costs(db: Path, results: list[Result]) -> dict[str, str]:
     return out
 
 
+def first_round_signatures(db: Path, results: list[Result]) -> dict[str, str]:
+    """Return a digest of each run's first round: what the executor called and
+    answered, with the run's own workspace path taken out."""
+    ids = {r.run_id.replace("-", ""): r.run_id for r in results if r.run_id}
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        rows = conn.execute(
+            "SELECT run_id, payload FROM artoo_web_busmessage WHERE round = 0"
+            " AND type = 'ExecutionResult' ORDER BY id"
+        ).fetchall()
+    finally:
+        conn.close()
+    rounds: dict[str, list] = {}
+    for run_id, payload in rows:
+        if run_id in ids:
+            data = json.loads(payload)
+            seen = [data.get("status"), data.get("output"), data.get("tool_calls")]
+            rounds.setdefault(ids[run_id], []).append(seen)
+    return {
+        run_id: hashlib.sha256(
+            OWN_WORKSPACE.sub("<workspace>", json.dumps(seen)).encode()
+        ).hexdigest()[:12]
+        for run_id, seen in rounds.items()
+    }
+
+
 def write_outputs(record: dict, out_dir: Path) -> dict[str, Path]:
     """Write the table, the chart and the record; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -609,6 +640,7 @@ def finish_record(
     record = build_record(meta, results)
     db = data_dir / "db.sqlite3"
     record["role_costs"] = role_costs(db, results) if db.exists() else {}
+    record["first_rounds"] = first_round_signatures(db, results) if db.exists() else {}
     record["report"] = render(record)
     paths = write_outputs(record, data_dir / "results" / meta["session"])
     print("\n" + record["report"], flush=True)

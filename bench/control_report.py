@@ -261,6 +261,47 @@ def machines_lines(results: list[Result]) -> list[str]:
     return [*lines, "- wall times compare only between runs on one machine"]
 
 
+def first_rounds(results: list[Result], signatures: dict[str, str]) -> list[str]:
+    """Return, per scenario whose verdicts differ between strategies, whether
+    their first rounds were alike (the executor's calls and answers), and so
+    whether a control decision or the executor's own replies made the
+    difference. ``signatures`` holds each run's first round, by run id."""
+    strategies, passes = order_of(results)
+    lines, decided, diverged = [], 0, 0
+    for p in passes:
+        by: dict[str, dict[str, Result]] = {}
+        for r in results:
+            if r.pass_no == p and r.run_id in signatures:
+                by.setdefault(r.scenario, {})[r.strategy] = r
+        for scenario, runs in by.items():
+            if len({r.solved for r in runs.values()}) < 2:
+                continue
+            groups: dict[str, list[str]] = {}
+            for s in strategies:
+                if s in runs:
+                    groups.setdefault(signatures[runs[s].run_id], []).append(s)
+            alike = " = ".join(" = ".join(g) for g in groups.values() if len(g) > 1)
+            solved = ", ".join(
+                f"{s} {'yes' if r.solved else 'no'}" for s, r in runs.items()
+            )
+            if len(groups) == 1:
+                decided += 1
+                how = "same first round: a control decision made the difference"
+            else:
+                diverged += 1
+                how = "first rounds differ" + (f" (alike: {alike})" if alike else "")
+                how += ": the executor's replies diverged before any control decision"
+            lines.append(f"- pass {p} {scenario} ({solved}): {how}")
+    if not lines:
+        return []
+    head = (
+        f"Of {decided + diverged} scenarios (per pass) whose verdicts differ "
+        f"between strategies, {decided} had the same first round under each (a "
+        f"control decision made the difference) and {diverged} did not."
+    )
+    return [head, "", *lines]
+
+
 def runs_table(results: list[Result]) -> list[str]:
     lines = [RUNS_HEAD, "|" + "---|" * 12]
     for r in results:
@@ -331,6 +372,9 @@ def render(record: dict) -> str:
         for s in strategies:
             rows = [r for r in results if (r.strategy, r.pass_no) == (s, p)]
             out += ["", f"## {s}, pass {p}", "", *runs_table(rows)]
+    alike = first_rounds(results, record.get("first_rounds", {}))
+    if alike:
+        out += ["", "## Were the first rounds alike?", "", *alike]
     for s, costs in record.get("role_costs", {}).items():
         out += ["", f"## {s}: model cost per role (all passes)", "", costs]
     notes = [f"- {r.strategy} p{r.pass_no} {r.scenario}: {r.note}" for r in results]

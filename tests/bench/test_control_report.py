@@ -140,3 +140,36 @@ def test_report_names_the_machines_of_a_session_that_moved():
     assert "- 4 runs on a machine the session did not record" in report
     assert "- 4 runs on AMD EPYC, 2 cores, boot 810fbd87" in report
     assert "- wall times compare only between runs on one machine" in report
+
+
+def test_differing_verdicts_are_traced_to_a_decision_or_to_the_first_round():
+    runs = recorded()
+    # moved and none: GGS solved, retry did not, from the same first round; wc:
+    # they differ from the first round on. count: the verdicts agree.
+    first = {r.run_id: "same" for r in runs}
+    first["retry-wc-1"] = "other"
+    report = render(
+        {
+            **build_record({"name": "control", "session": "s"}, runs),
+            "first_rounds": first,
+        }
+    )
+
+    section = report.split("## Were the first rounds alike?", 1)[1]
+    assert (
+        "Of 3 scenarios (per pass) whose verdicts differ between strategies, 2 "
+        in section
+    )
+    assert (
+        "- pass 1 moved (ggs yes, retry no): same first round: a control decision "
+        "made the difference" in section
+    )
+    assert (
+        "- pass 1 wc (ggs yes, retry no): first rounds differ: the executor's "
+        "replies diverged before any control decision" in section
+    )
+    assert "- pass 1 none (ggs yes, retry no): same first round" in section
+    assert "pass 1 count" not in section
+    # Without the transcripts (no database), the section is left out.
+    plain = render(build_record({"name": "control", "session": "s"}, runs))
+    assert "first rounds alike" not in plain
