@@ -29,6 +29,14 @@ LEGEND = (
     "correct on impossible scenarios, premature on the others."
 )
 GROUPS = ("first-time", "environmental", "logical", "impossible")
+# The memory table's row of the scenarios a strategy could have solved in
+# pass 1 and did not.
+FAILED_FIRST = "failed in pass 1"
+MEMORY_LEGEND = (
+    "Each row compares a scenario's run in pass 1 with its run in the last pass, "
+    f'over the scenarios run in both; "{FAILED_FIRST}": the scenarios that '
+    "could be solved and that the strategy did not solve in pass 1."
+)
 
 
 @dataclass
@@ -115,7 +123,7 @@ def comparison(summaries: list[dict], pass_no: int = 1) -> str:
     """Return the GGS-against-retry line on recoverable scenarios, or ""."""
     by = {s["strategy"]: s for s in summaries if s["pass"] == pass_no}
     ggs, retry = by.get("ggs"), by.get("retry")
-    if not (ggs and retry and ggs["recoverable"]):
+    if not (ggs and retry and ggs["recoverable"] and retry["recoverable"]):
         return ""
     diff = (ggs["recoverable_rate"] - retry["recoverable_rate"]) * 100
     g_tok = ggs["recoverable_tokens_per_solved"]
@@ -136,37 +144,50 @@ def fraction(summary: dict) -> str:
 
 
 def memory_rows(results: list[Result]) -> list[dict]:
-    """Return, per strategy and class, pass 1 against the last pass."""
+    """Return, per strategy and class, pass 1 against the last pass, over the
+    scenarios run in both (a session still running compares like with like);
+    then, per strategy, the scenarios it did not solve in pass 1 that could be
+    solved, the class the second pass over memory is meant to make cheaper."""
     strategies, passes = order_of(results)
     if len(passes) < 2:
         return []
     first, last = passes[0], passes[-1]
     rows = []
     for strategy in strategies:
-        for group in GROUPS:
-            a = [
-                r
+        by_pass = {
+            p: {
+                r.scenario: r
                 for r in results
-                if (r.strategy, r.group, r.pass_no) == (strategy, group, first)
-            ]
-            b = [
-                r
-                for r in results
-                if (r.strategy, r.group, r.pass_no) == (strategy, group, last)
-            ]
-            if not (a and b):
-                continue
-            rows.append(
-                {
-                    "strategy": strategy,
-                    "group": group,
-                    "runs": len(a),
-                    "solved": [sum(r.solved for r in a), sum(r.solved for r in b)],
-                    "rounds": [mean(r.rounds for r in a), mean(r.rounds for r in b)],
-                    "tokens": [mean(r.tokens for r in a), mean(r.tokens for r in b)],
-                }
-            )
+                if (r.strategy, r.pass_no) == (strategy, p)
+            }
+            for p in (first, last)
+        }
+        paired = [
+            (a, by_pass[last][name])
+            for name, a in by_pass[first].items()
+            if name in by_pass[last]
+        ]
+        groups = [(g, [(a, b) for a, b in paired if a.group == g]) for g in GROUPS]
+        failed = [
+            (a, b) for a, b in paired if a.expect != "impossible" and not a.solved
+        ]
+        groups.append((FAILED_FIRST, failed))
+        rows += [memory_row(strategy, group, pairs) for group, pairs in groups if pairs]
     return rows
+
+
+def memory_row(strategy: str, group: str, pairs: list[tuple[Result, Result]]) -> dict:
+    """Return one row of the memory table: a class's runs in both passes."""
+    a = [first for first, _ in pairs]
+    b = [last for _, last in pairs]
+    return {
+        "strategy": strategy,
+        "group": group,
+        "runs": len(pairs),
+        "solved": [sum(r.solved for r in a), sum(r.solved for r in b)],
+        "rounds": [mean(r.rounds for r in a), mean(r.rounds for r in b)],
+        "tokens": [mean(r.tokens for r in a), mean(r.tokens for r in b)],
+    }
 
 
 def mean(values) -> float:
@@ -366,7 +387,7 @@ def render(record: dict) -> str:
     out += [f"- {line}" for line in record["comparison"]]
     if record["memory"]:
         out += ["", "## Second pass over memory (after a Dreamer pass)", ""]
-        out += memory_table(record["memory"])
+        out += [MEMORY_LEGEND, "", *memory_table(record["memory"])]
     strategies, passes = order_of(results)
     for p in passes:
         for s in strategies:

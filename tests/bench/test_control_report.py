@@ -90,6 +90,50 @@ def test_second_pass_is_compared_with_the_first_per_strategy_and_class():
     assert "| ggs | logical | 1 | 1 → 1 | 3.00 → 1.00 | -67 % |" in render(record)
 
 
+def test_second_pass_compares_only_the_scenarios_run_in_both_passes():
+    # A session still running: retry's second pass has only reached "count".
+    first = recorded()
+    second = [
+        Result(**{**r.__dict__, "pass_no": 2, "rounds": 1, "prompt_tokens": 450})
+        for r in first
+        if r.strategy == "ggs" or r.scenario == "count"
+    ]
+    record = build_record({"name": "control", "session": "s"}, first + second)
+    rows = {(m["strategy"], m["group"]): m for m in record["memory"]}
+
+    assert rows[("retry", "first-time")]["runs"] == 1
+    assert ("retry", "environmental") not in rows
+    assert ("retry", "logical") not in rows
+    assert rows[("ggs", "environmental")]["rounds"] == [2, 1]
+    # Retry has no recoverable scenario in pass 2 yet: no GGS-against-retry line.
+    assert [line[:40] for line in record["comparison"]] == [
+        "GGS vs retry on recoverable scenarios (p"
+    ]
+
+
+def test_second_pass_reports_the_scenarios_a_strategy_failed_in_the_first():
+    first = recorded()
+    # Retry's "moved" (failed in pass 1) is solved in one round the second time;
+    # its "wc" was a false accept, not a solve, and fails again.
+    second = [Result(**{**r.__dict__, "pass_no": 2}) for r in first]
+    for r in second:
+        if (r.strategy, r.scenario) == ("retry", "moved"):
+            r.solved, r.rounds, r.prompt_tokens, r.completion_tokens = True, 1, 900, 100
+    record = build_record({"name": "control", "session": "s"}, first + second)
+    rows = {(m["strategy"], m["group"]): m for m in record["memory"]}
+    failed = rows[("retry", "failed in pass 1")]
+
+    assert failed["runs"] == 2
+    assert failed["solved"] == [0, 1]
+    assert failed["rounds"] == [2.5, 1]
+    assert ("ggs", "failed in pass 1") not in rows
+    # The impossible scenario retry abandoned is no failure to learn from.
+    assert ("retry", "impossible") in rows
+    report = render(record)
+    assert "| retry | failed in pass 1 | 2 | 0 → 1 | 2.50 → 1.00 | -60 % |" in report
+    assert "over the scenarios run in both" in report
+
+
 def test_report_names_every_run_and_marks_false_accepts():
     report = render(build_record({"name": "control", "session": "s"}, recorded()))
 
