@@ -15,6 +15,7 @@ from datetime import datetime
 from roles.contracts import Megram, SubTaskOutcome
 from roles.evidence import ToolCall, parse_evidence
 from roles.ggs_output import dedupe
+from roles.toolclass import cut_call
 
 CONTENT_LIMIT = 500
 FEEDBACK_K = 0.05
@@ -72,7 +73,7 @@ def terminal_content(
     """Return the content of a terminal Megram: tools used and the result or gap."""
     wanted = "failed" if state == "abandon" else "matched"
     entries = dedupe(
-        f"{call.tool}:{call.target}" if call.target else call.tool
+        cut_call(call) or (f"{call.tool}:{call.target}" if call.target else call.tool)
         for _, call in calls_of(o for o in outcomes if o.status == wanted)
     )
     tools = ", ".join(entries)

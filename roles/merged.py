@@ -18,6 +18,7 @@ from roles.contracts import SubTaskOutcome
 from roles.evidence import ToolCall, is_failed_call, parse_evidence, split_exit_code
 from roles.facts import FACT, appears
 from roles.planner_prompts import output_text
+from roles.toolclass import cut_call
 
 
 def grounded(merged: Any, outcomes: Sequence[SubTaskOutcome]) -> Any:
@@ -47,7 +48,8 @@ def evidence_note(outcomes: Sequence[SubTaskOutcome], limit: int = 3) -> str:
         call = parse_evidence(entry)
         if call is None or not _succeeded(call):
             continue
-        named.append(f"{call.tool} `{call.target}`" if call.target else call.tool)
+        whole = f"{call.tool} `{call.target}`" if call.target else call.tool
+        named.append(cut_call(call) or whole)
         if len(named) == limit:
             break
     return f"Evidence: {'; '.join(named)}." if named else ""

@@ -105,17 +105,18 @@ def drop_copied_examples(
         for example, word in PROMPT_EXAMPLES.items()
         if not word or word not in request.lower()
     }
+    bare = {_bare(c) for c in copied}
     notes: list[str] = []
 
     def keep(values: Sequence[CriterionSpec], where: str) -> list[CriterionSpec]:
         kept = []
         for value in values:
             criterion = normalise_criterion(value)
-            text, words = criterion.criterion, _words(criterion.criterion)
+            text, words = criterion.criterion, _bare(_words(criterion.criterion))
             # "output_names_one_weekday": the example's first words, as a name.
             if (
-                words in copied
-                or (words.count(" ") >= 2 and any(c.startswith(words) for c in copied))
+                words in bare
+                or (words.count(" ") >= 2 and any(c.startswith(words) for c in bare))
                 or _quotes_example(criterion.check, copied)
             ):
                 notes.append(f"{where}: dropped {text!r}, copied from R2's examples")
@@ -150,6 +151,12 @@ def _quotes_example(check: dict | None, copied: set[str]) -> bool:
 
 def _words(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _bare(words: str) -> str:
+    """Return words without a leading article: "The output names one weekday"
+    copies the example as much as "output names one weekday" does."""
+    return re.sub(r"^(?:the|a|an) ", "", words)
 
 
 def is_chain(subtasks: Sequence[SubTask]) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from roles.evidence import ToolCall, first_target
 from roles.safety import programs
 
 SHELL = "shell"
@@ -68,3 +69,19 @@ def describe(blocked: str) -> str:
     if blocked.startswith(PREFIX):
         return f"{blocked[len(PREFIX) :]} (in the shell)"
     return blocked
+
+
+def cut_call(call: ToolCall) -> str:
+    """Return how memory and a result name a call whose target was cut short.
+
+    A target longer than the evidence keeps ends in "…" (``python3 -c '…;
+    prin…``); read back as a prior success, a small model runs it as written
+    and gets a syntax error. Such a call is named by its classes instead
+    ("shell:python3 (a long command, not kept)"); "" when the target is whole.
+    """
+    whole = first_target(call.args)
+    if not call.target or call.target == whole:
+        return ""
+    what = "command" if call.tool == SHELL else "argument"
+    names = ", ".join(tool_classes(call.tool, call.args)) or call.tool
+    return f"{names} (a long {what}, not kept)"

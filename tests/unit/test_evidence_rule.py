@@ -121,6 +121,20 @@ def test_the_summary_names_its_evidence_and_skips_failed_calls():
     assert evidence_note([shown]) == "Evidence: shell `wc -l data.txt`."
 
 
+def test_the_evidence_names_a_long_command_by_its_programs_not_a_broken_copy():
+    from roles.ggs_megrams import terminal_content
+    from roles.merged import evidence_note
+
+    command = "awk -F, 'NR>1 {s+=$3} END {print s}' " + "/data/" + "d" * 120 + ".csv"
+    summed = format_evidence("shell", {"command": command}, "[exit code 0]\n44025")
+    shown = outcome("44025", summed)
+    note = "Evidence: shell:awk (a long command, not kept)."
+    assert evidence_note([shown]) == note
+    content = terminal_content("accept", [shown], "The sum is 44025.", "")
+    assert content.startswith("Succeeded. Tools: shell:awk (a long command, not kept).")
+    assert "…" not in content
+
+
 def test_the_evidence_leaves_out_a_command_that_exited_non_zero():
     from roles.merged import evidence_note
 

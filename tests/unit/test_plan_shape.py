@@ -78,6 +78,18 @@ def test_the_first_words_of_an_example_written_as_a_name_are_dropped_too():
     assert len(notes) == 1
 
 
+def test_an_example_copied_with_a_leading_article_is_dropped_too():
+    # A real plan for a flaky script carried this criterion and failed on it.
+    run = step("Run flaky.sh", 1, "The output names one weekday, Monday to Sunday.")
+    [kept], criteria, notes = drop_copied_examples(
+        [run], ["The weekday is found."], "Run flaky.sh until it prints ok"
+    )
+    assert kept.success_criteria == [] and criteria == []
+    assert len(notes) == 2
+    [kept], _, notes = drop_copied_examples([run], [], "Which weekday is today?")
+    assert kept.success_criteria == run.success_criteria and notes == []
+
+
 def test_a_check_that_quotes_an_example_is_dropped_unless_the_request_is_about_it():
     # A real replan demanded "Total line count" of a script that prints an order total.
     copied = matches("Total line count: ([0-9]+)")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from roles.evidence import format_evidence, parse_evidence
 from roles.safety import programs
-from roles.toolclass import blocked_program, describe, tool_classes
+from roles.toolclass import blocked_program, cut_call, describe, tool_classes
 
 
 @pytest.mark.parametrize(
@@ -44,3 +45,20 @@ def test_blocked_program_names_the_first_blocked_program_of_a_command():
 def test_describe_says_where_a_program_is_blocked():
     assert describe("shell:wc") == "wc (in the shell)"
     assert describe("glob") == "glob"
+
+
+def test_a_call_whose_target_was_cut_short_is_named_by_its_programs():
+    # A real Megram kept "python3 -c '…; prin…" and a later run ran it as written.
+    script = "import csv,sys; v=[float(r[2]) for r in csv.reader(open(sys.argv[1]))]"
+    long = f"python3 -c '{script}; print(sum(v))' " + "a" * 80
+    cut = parse_evidence(
+        format_evidence("shell", {"command": long}, "[exit code 0]\n1")
+    )
+    assert cut.target.endswith("…")
+    assert cut_call(cut) == "shell:python3 (a long command, not kept)"
+    path = parse_evidence(
+        format_evidence("read_file", {"path": "/d/" + "p" * 130}, "x")
+    )
+    assert cut_call(path) == "read_file (a long argument, not kept)"
+    whole = parse_evidence(format_evidence("shell", {"command": "wc -l a"}, "1 a"))
+    assert cut_call(whole) == ""
