@@ -230,30 +230,62 @@ def csv_total_command(path: str, column: int, *, average: bool = False) -> str:
 def counts_lines_of_files(value: str, entries: Iterable[str]) -> str:
     """Return the command that printed ``value`` when every command that printed
     it counts the lines of files it names (``wc -l app/main.py``, ``cat a.py |
-    wc -l``): that is a file's length, not a count of files. Else ""."""
+    wc -l``, ``grep -c '' a.py``, ``awk 'END {print NR}' a.py``): that is a
+    file's length, not a count of files. Else ""."""
     commands = [command for command, error in printers(value, entries) if not error]
-    if not commands or not all(_wc_of_named_files(c) for c in commands):
+    if not commands or not all(_counts_inside_named_files(c) for c in commands):
         return ""
     return commands[0]
 
 
-def _wc_of_named_files(command: str) -> bool:
-    """Return True when ``command`` is ``wc`` over the files it names, alone or
-    fed by ``cat`` of files: what it counts is inside them."""
+# Inside single quotes the shell expands nothing: awk's $3 and sed's $= are text.
+_QUOTED = re.compile(r"'[^']*'")
+
+
+def _counts_inside_named_files(command: str) -> bool:
+    """Return True when ``command`` counts what is inside the files it names,
+    alone or fed by ``cat`` of files: ``wc``, ``grep -c``, awk printing NR or
+    ``sed -n '$='``. A count of a listing (``find … | wc -l``) reads no file."""
     stages = [stage.strip() for stage in command.split("|")]
-    if not stages or len(stages) > 2 or re.search(r"[;&<>`$]", command):
+    if (
+        not stages
+        or len(stages) > 2
+        or re.search(r"[;&<>`$]", _QUOTED.sub("''", command))
+    ):
         return False
     try:
         words = [shlex.split(stage) for stage in stages]
     except ValueError:
         return False
-    if not all(words) or words[-1][0] != "wc":
+    if not all(words):
         return False
-    operands = [w for w in words[-1][1:] if not w.startswith("-")]
+    operands = _counted_files(words[-1])
+    if operands is None:
+        return False
     if len(words) == 1:
         return bool(operands)
     feeder = words[0]
     return not operands and feeder[0] == "cat" and len(feeder) > 1
+
+
+def _counted_files(words: list[str]) -> list[str] | None:
+    """Return the file operands of a line counter, or None for another program."""
+    program, rest = words[0], words[1:]
+    options = [w for w in rest if w.startswith("-") and w != "-"]
+    plain = [w for w in rest if not (w.startswith("-") and w != "-")]
+    if program == "wc":
+        return plain
+    if any(o.startswith(("-e", "-f", "--regexp", "--file")) for o in options):
+        return None  # the pattern is an option's value: the operands are unclear
+    if program == "grep" and any(
+        o == "--count" or (not o.startswith("--") and "c" in o) for o in options
+    ):
+        return plain[1:]
+    if program == "awk" and plain and re.search(r"\bNR\b", plain[0]):
+        return [w for w in plain[1:] if "=" not in w]
+    if program == "sed" and plain and plain[0].replace(" ", "") == "$=":
+        return plain[1:]
+    return None
 
 
 def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:

@@ -42,7 +42,10 @@ def tool_classes(tool: str, args: Mapping[str, Any]) -> list[str]:
 # Another program for what a blocked one did, named in its refusal: a small
 # model told only "use another program" runs the blocked one again.
 OTHER_WAYS = {
-    "wc": "grep -c '' FILE or awk 'END {print NR}' FILE count lines",
+    "wc": (
+        "grep -c '' FILE or awk 'END {print NR}' FILE count a file's lines; "
+        "find DIR -type f -name '*.py' | grep -c . counts files"
+    ),
     "find": "ls -R DIR or the glob tool list files",
     "grep": "awk '/WORD/' FILE or sed -n '/WORD/p' FILE print matching lines",
     "cat": "the read_file tool or head -n 200 FILE show a file",

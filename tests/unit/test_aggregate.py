@@ -464,11 +464,20 @@ def shell(command: str, output: str) -> str:
 
 @pytest.mark.parametrize(
     "command",
-    [f"wc -l {PROJECT}/app/m0.py", f"cat {PROJECT}/app/m0.py | wc -l"],
+    [
+        f"wc -l {PROJECT}/app/m0.py",
+        f"cat {PROJECT}/app/m0.py | wc -l",
+        # With wc blocked, a real run counted the same lines with grep and
+        # was accepted (the answer 1, for 17 files).
+        f"grep -c '' {PROJECT}/app/m0.py",
+        f"awk 'END {{print NR}}' {PROJECT}/app/m0.py",
+        f"sed -n '$=' {PROJECT}/app/m0.py",
+        f"cat {PROJECT}/app/m0.py | grep -c ''",
+    ],
 )
 def test_the_length_of_one_file_is_not_a_count_of_files(command):
     # A small model listed the 17 files, then answered with `wc -l` of one.
-    length = shell(command, f"1 {PROJECT}/app/m0.py" if "cat" not in command else "1")
+    length = shell(command, f"1 {PROJECT}/app/m0.py" if command[:2] == "wc" else "1")
     claim = '{"file_exists": true, "output_matches": {"count": 1}}'
     reason = judged("Count the Python files", claim, FIND, length, request=FILES_ASKED)
     assert reason.startswith(f"the claimed 1 was printed by `{command}`")
@@ -481,6 +490,9 @@ def test_the_length_of_one_file_is_not_a_count_of_files(command):
         f"find {PROJECT} -type f -name '*.py' | wc -l",
         f"ls -R {PROJECT} | grep -c '\\.py$'",
         f"find {PROJECT} -name '*.py' -exec echo {{}} \\; | wc -l",
+        f"find {PROJECT} -name '*.py' | grep -c .",
+        f"find {PROJECT} -name '*.py' | awk 'END {{print NR}}'",
+        f"grep -rl --include='*.py' -e '' {PROJECT} | wc -l",
     ],
 )
 def test_a_count_of_the_listing_stands(command):

@@ -356,3 +356,43 @@ def test_a_met_that_quotes_a_claim_whose_number_a_tool_printed_stands():
     zero = met.model_copy(update={"evidence": "The command exited 0 as expected."})
     verdict = _from_answer(criterion, zero, "[exit code 0]\n", zero.evidence)
     assert verdict.verdict == "fail"
+
+
+def test_a_files_length_does_not_pass_a_number_check_of_a_file_count(tmp_path):
+    # Round 1 of a real run: GGS had blocked wc, the executor counted the lines
+    # of one of the 17 files with grep -c, and "^[0-9]+$" passed on "1".
+    project = "/srv/count-py/project"
+    count = SubTask(
+        subtask_id="s1",
+        parent_task_id="t1",
+        intent="Find Python files in the specified directory",
+        success_criteria=[
+            Criterion(
+                criterion="output_matches",
+                check={"type": "output_matches", "pattern": "^[0-9]+$"},
+            )
+        ],
+    )
+    blocked = format_evidence(
+        "shell",
+        {"command": f"wc -l {project}/tests/test_orders.py"},
+        "ERROR: blocked by GGS: the program 'wc' was used in a subtask that failed",
+    )
+    lines = format_evidence(
+        "shell",
+        {"command": f"grep -c '' {project}/tests/test_orders.py"},
+        "[exit code 0]\n1",
+    )
+    validation = validate(
+        count,
+        result(1, blocked, lines),
+        model=CHECKS_ONLY,
+        attempt=2,
+        trajectory=[],
+        workspace=tmp_path,
+        request=f"How many Python files are there under {project}?",
+    )
+    assert validation.verdict == "failed"
+    assert (
+        "counts the lines inside the files it names" in validation.verdicts[0].evidence
+    )

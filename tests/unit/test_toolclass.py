@@ -6,7 +6,13 @@ import pytest
 
 from roles.evidence import format_evidence, parse_evidence
 from roles.safety import programs
-from roles.toolclass import blocked_program, cut_call, describe, tool_classes
+from roles.toolclass import (
+    blocked_program,
+    cut_call,
+    describe,
+    other_ways,
+    tool_classes,
+)
 
 
 @pytest.mark.parametrize(
@@ -62,3 +68,11 @@ def test_a_call_whose_target_was_cut_short_is_named_by_its_programs():
     assert cut_call(path) == "read_file (a long argument, not kept)"
     whole = parse_evidence(format_evidence("shell", {"command": "wc -l a"}, "1 a"))
     assert cut_call(whole) == ""
+
+
+def test_the_hint_for_a_blocked_wc_counts_files_as_well_as_lines():
+    # Told only how to count a file's lines, a real run answered a count of
+    # files with the length of one file.
+    hint = other_ways("wc")
+    assert "grep -c '' FILE" in hint and "| grep -c . counts files" in hint
+    assert other_ways("python3") == ""
