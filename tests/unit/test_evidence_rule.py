@@ -192,6 +192,7 @@ def test_a_merged_number_inside_a_longer_one_is_not_grounded():
 
 # A model endpoint that is never asked: every criterion here has a machine check.
 CHECKS_ONLY = object()
+LAST_TRY = {"model": CHECKS_ONLY, "attempt": 2, "trajectory": []}
 
 
 def test_a_claim_stating_a_number_no_tool_showed_fails_even_when_a_check_passes(
@@ -362,16 +363,12 @@ def test_a_files_length_does_not_pass_a_number_check_of_a_file_count(tmp_path):
     # Round 1 of a real run: GGS had blocked wc, the executor counted the lines
     # of one of the 17 files with grep -c, and "^[0-9]+$" passed on "1".
     project = "/srv/count-py/project"
-    count = SubTask(
-        subtask_id="s1",
-        parent_task_id="t1",
-        intent="Find Python files in the specified directory",
-        success_criteria=[
-            Criterion(
-                criterion="output_matches",
-                check={"type": "output_matches", "pattern": "^[0-9]+$"},
-            )
-        ],
+    number = {"type": "output_matches", "pattern": "^[0-9]+$"}
+    count = COUNT.model_copy(
+        update={
+            "intent": "Find Python files in the specified directory",
+            "success_criteria": [Criterion(criterion="a number", check=number)],
+        }
     )
     blocked = format_evidence(
         "shell",
@@ -383,14 +380,9 @@ def test_a_files_length_does_not_pass_a_number_check_of_a_file_count(tmp_path):
         {"command": f"grep -c '' {project}/tests/test_orders.py"},
         "[exit code 0]\n1",
     )
+    asked = f"How many Python files are there under {project}?"
     validation = validate(
-        count,
-        result(1, blocked, lines),
-        model=CHECKS_ONLY,
-        attempt=2,
-        trajectory=[],
-        workspace=tmp_path,
-        request=f"How many Python files are there under {project}?",
+        count, result(1, blocked, lines), **LAST_TRY, workspace=tmp_path, request=asked
     )
     assert validation.verdict == "failed"
     assert (
