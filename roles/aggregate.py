@@ -40,7 +40,7 @@ from roles.asked import ALL_LINES, SOME_LINES, asks_for_sum, counted_word
 from roles.asked import asks_for_aggregate as asks_for_aggregate
 from roles.asked import asks_for_count as asks_for_count
 from roles.asked import asks_for_file_count as asks_for_file_count
-from roles.evidence import parse_evidence, split_exit_code
+from roles.evidence import SINGLE_QUOTED, parse_evidence, split_exit_code
 
 RESULT_NUMBERS = 3
 # A command's own error line: ``prog: [line N: ]…: <error>``.
@@ -238,10 +238,6 @@ def counts_lines_of_files(value: str, entries: Iterable[str]) -> str:
     return commands[0]
 
 
-# Inside single quotes the shell expands nothing: awk's $3 and sed's $= are text.
-_QUOTED = re.compile(r"'[^']*'")
-
-
 def _counts_inside_named_files(command: str) -> bool:
     """Return True when ``command`` counts what is inside the files it names,
     alone or fed by ``cat`` of files: ``wc``, ``grep -c``, awk printing NR or
@@ -250,7 +246,7 @@ def _counts_inside_named_files(command: str) -> bool:
     if (
         not stages
         or len(stages) > 2
-        or re.search(r"[;&<>`$]", _QUOTED.sub("''", command))
+        or re.search(r"[;&<>`$]", SINGLE_QUOTED.sub("''", command))
     ):
         return False
     try:

@@ -38,7 +38,7 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 DATA_TOOLS = ("read_file", "write_file", "glob", "search", "fetch_url")
 _ECHO = re.compile(r"^\s*(?:echo|printf)\b[^$`|<>;&()\n\\]*$")
 # Inside single quotes the shell expands nothing: `, $, | and ; are text there.
-_SINGLE_QUOTED = re.compile(r"'[^']*'")
+SINGLE_QUOTED = re.compile(r"'[^']*'")
 _DECODER = json.JSONDecoder()
 # Why a call counts as failed when only its output head is known: these are the
 # markers our tools and shells print on failure (R4a's environmental regex plus
@@ -121,7 +121,7 @@ def only_echoes(entry: object) -> bool:
     command = call.args.get("command")
     if not isinstance(command, str):
         return False
-    return _ECHO.match(_SINGLE_QUOTED.sub("''", command)) is not None
+    return _ECHO.match(SINGLE_QUOTED.sub("''", command)) is not None
 
 
 def is_failed_call(call: ToolCall) -> bool:
