@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -30,6 +29,7 @@ class Site:
 
     def __init__(self, body=b"", ctype="text/html; charset=utf-8", status=200, delay=0):
         self.body, self.ctype, self.status, self.delay = body, ctype, status, delay
+        self.closing = threading.Event()
         self.requests: list[tuple[str, str, dict, bytes]] = []
         site = self
 
@@ -43,7 +43,8 @@ class Site:
                 site.requests.append(
                     (self.command, self.path, dict(self.headers), data)
                 )
-                time.sleep(site.delay)
+                # A slow site: the answer waits for the delay or for close().
+                site.closing.wait(timeout=site.delay)
                 self.send_response(site.status)
                 if site.ctype:
                     self.send_header("Content-Type", site.ctype)
@@ -64,6 +65,7 @@ class Site:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/"
 
     def close(self):
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

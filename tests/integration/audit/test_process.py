@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 from django.db import connection
@@ -140,18 +139,20 @@ def test_restart_in_the_middle_of_a_stream_misses_nothing_and_repeats_nothing(
     run, auditor_thread
 ):
     sent: list[int] = []
-    restarting = threading.Event()
-    writing = threading.Thread(target=_write_stream, args=(run, sent, restarting))
+    restarting, resumed = threading.Event(), threading.Event()
+    writing = threading.Thread(
+        target=_write_stream, args=(run, sent, restarting, resumed)
+    )
     first = auditor_thread(AuditSettings(poll_s=0.2))
     writing.start()
     wait_until(lambda: len(sent) >= 10 and cursor_at() >= sent[9], timeout=20)
     restarting.set()  # the writer goes on while the first auditor stops
     first.stop()
     stopped_at = cursor_at()
-    written = len(sent)
     # Messages keep arriving while no auditor runs; the second must pick them up.
-    wait_until(lambda: len(sent) >= written + 3, timeout=20)
+    wait_until(lambda: len(sent) >= 30, timeout=20)
     second = auditor_thread(AuditSettings(poll_s=0.2))
+    resumed.set()  # and the rest arrive while the second one runs
     writing.join(timeout=30)
     wait_until(lambda: cursor_at() == sent[-1], timeout=20)
     second.stop()
@@ -162,15 +163,20 @@ def test_restart_in_the_middle_of_a_stream_misses_nothing_and_repeats_nothing(
     assert verify_chain() == (40, None)
 
 
-def _write_stream(run, sent: list[int], restarting: threading.Event) -> None:
+def _write_stream(
+    run, sent: list[int], restarting: threading.Event, resumed: threading.Event
+) -> None:
+    """Write 40 messages: 20 at once, 10 once the first auditor is stopping,
+    and the last 10 once the second one runs."""
     try:
         for n in range(20):
             sent.append(clarification(run, n).id)
-            time.sleep(0.01)
         restarting.wait(timeout=20)
-        for n in range(20, 40):
+        for n in range(20, 30):
             sent.append(clarification(run, n).id)
-            time.sleep(0.02)
+        resumed.wait(timeout=20)
+        for n in range(30, 40):
+            sent.append(clarification(run, n).id)
     finally:
         connection.close()
 
