@@ -17,6 +17,7 @@ class Row:
 
     task: str
     kind: str
+    suite: str = "tuning"  # or "held-out" (devtools/heldout.py)
     run_id: str = ""
     solved: bool = False
     false_accept: bool = False
@@ -68,7 +69,11 @@ def totals(rows: list[Row]) -> list[str]:
 
 
 def table(rows: list[Row], title: str) -> str:
-    """Return the whole report as Markdown."""
-    head = [f"# {title}", "", HEADER, "|" + "---|" * 11]
-    notes = ["", "Verifiers:", ""] + [f"- {r.task}: {r.note}" for r in rows]
-    return "\n".join(head + [line(r) for r in rows] + [""] + totals(rows) + notes)
+    """Return the whole report as Markdown: one table per suite, apart."""
+    parts = [f"# {title}"]
+    for suite in dict.fromkeys(r.suite for r in rows):
+        mine = [r for r in rows if r.suite == suite]
+        head = ["", f"## {suite} tasks", "", HEADER, "|" + "---|" * 11]
+        notes = ["", "Verifiers:", ""] + [f"- {r.task}: {r.note}" for r in mine]
+        parts += head + [line(r) for r in mine] + [""] + totals(mine) + notes
+    return "\n".join(parts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from devtools.apiclient import Api, Db, create_user
+from devtools.heldout import HELDOUT
 from devtools.driver import drive
 from devtools.tasks import (
     TASKS,
@@ -27,9 +28,12 @@ from tests.model.report import Row
 pytestmark = [pytest.mark.model, pytest.mark.timeout(1800)]
 
 
-@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+SUITES = [("tuning", t) for t in TASKS] + [("held-out", t) for t in HELDOUT]
+
+
+@pytest.mark.parametrize(("suite", "task"), SUITES, ids=lambda v: getattr(v, "name", v))
 def test_prepared_task_is_judged_by_its_real_outcome(
-    task, cluster, tasks_root, results
+    suite, task, cluster, tasks_root, results
 ):
     task_dir = tasks_root / task.name
     try:
@@ -38,7 +42,9 @@ def test_prepared_task_is_judged_by_its_real_outcome(
         pytest.skip(str(unavailable))
     # A user per task: R1 reads the user's earlier runs, which must not leak in.
     api = Api(cluster.url, create_user(cluster, f"model-{task.name}"))
-    row = Row(task.name, task.kind, note="the run did not finish (see the error)")
+    row = Row(
+        task.name, task.kind, suite, note="the run did not finish (see the error)"
+    )
     results.append(row)
     row.run_id = api.submit(task.request(task_dir))
     watched = task_dir / task.watch if task.watch else None
