@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 from devtools.apiclient import Api, Db, create_user
-from devtools.heldout import HELDOUT
 from devtools.driver import drive
+from devtools.heldout import HELDOUT
 from devtools.tasks import (
     TASKS,
     Unavailable,
