@@ -54,3 +54,29 @@ def envlist(
 ) -> list[str]:
     """Return the variable split on commas, blanks dropped."""
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
+
+
+NETWORK_MODES = ("none", "egress", "host")
+
+
+def envnetwork(name: str, env: Mapping[str, str] = os.environ) -> str:
+    """Return the sandbox's network mode: none (unset or false), egress or host.
+
+    The variable was once a boolean whose true meant the host's network; that
+    spelling is refused rather than read as ``host``, so an installation that
+    set it is told what sharing the host's network now means.
+    """
+    raw = env.get(name, "")
+    value = raw.strip().lower()
+    if value in FALSE:
+        return "none"
+    if value in NETWORK_MODES:
+        return value
+    if value in TRUE:
+        raise ImproperlyConfigured(
+            f"{name}={raw} no longer means the host's network: set {name}=host "
+            "to let sandboxed commands reach every service of this machine "
+            "(Redis, PostgreSQL, the web app), egress to let them connect out "
+            "but not to this machine's loopback, or none for no network"
+        )
+    raise ImproperlyConfigured(f"{name} must be none, egress or host, not {raw!r}")

@@ -134,6 +134,11 @@ def sandbox_policy() -> SandboxPolicy:
             memory_mb=settings.ARTOO_SANDBOX_MEMORY_MB,
             processes=settings.ARTOO_SANDBOX_PROCESSES,
             file_mb=settings.ARTOO_SANDBOX_FILE_MB,
+            quota_mb=settings.ARTOO_SANDBOX_QUOTA_MB,
+            run_quota_mb=settings.ARTOO_SANDBOX_RUN_QUOTA_MB,
+            quota_files=settings.ARTOO_SANDBOX_QUOTA_FILES,
+            apparent_mb=settings.ARTOO_SANDBOX_APPARENT_MB,
+            min_free_mb=settings.ARTOO_SANDBOX_MIN_FREE_MB,
         ),
         env_names=tuple(settings.ARTOO_SANDBOX_ENV),
     )

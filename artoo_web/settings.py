@@ -210,6 +210,14 @@ ARTOO_SANDBOX_CPU_S = envint("ARTOO_SANDBOX_CPU_S", 120, minimum=1)
 ARTOO_SANDBOX_MEMORY_MB = envint("ARTOO_SANDBOX_MEMORY_MB", 4096, minimum=64)
 ARTOO_SANDBOX_PROCESSES = envint("ARTOO_SANDBOX_PROCESSES", 512, minimum=8)
 ARTOO_SANDBOX_FILE_MB = envint("ARTOO_SANDBOX_FILE_MB", 1024, minimum=1)
+# Disk quotas (roles/tools/diskquota.py; 0: none): the disk a command's writes
+# take and the entries it makes, per command and per run; the apparent size of
+# its files (sparse ones at full length); the free disk a command needs to start.
+ARTOO_SANDBOX_QUOTA_MB = envint("ARTOO_SANDBOX_QUOTA_MB", 1024, minimum=0)
+ARTOO_SANDBOX_RUN_QUOTA_MB = envint("ARTOO_SANDBOX_RUN_QUOTA_MB", 4096, minimum=0)
+ARTOO_SANDBOX_QUOTA_FILES = envint("ARTOO_SANDBOX_QUOTA_FILES", 20000, minimum=0)
+ARTOO_SANDBOX_APPARENT_MB = envint("ARTOO_SANDBOX_APPARENT_MB", 4096, minimum=0)
+ARTOO_SANDBOX_MIN_FREE_MB = envint("ARTOO_SANDBOX_MIN_FREE_MB", 1024, minimum=0)
 ARTOO_SANDBOX_ENV = envlist("ARTOO_SANDBOX_ENV")
 ARTOO_ALLOWED_PATHS = [Path(p).resolve() for p in envlist("ARTOO_ALLOWED_PATHS")]
 ARTOO_USER_SHARED = envbool("ARTOO_USER_SHARED", False)

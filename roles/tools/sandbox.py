@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roles.toolloop import ToolError
+from roles.tools.diskquota import Quota, free_refusal, judge
 from roles.tools.effect import Effect, Layer, compute_effect
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX
 from roles.tools.shell import BASH_FLAGS, parse_shell_output, run_process
@@ -72,6 +73,12 @@ class Limits:
     processes: int = 512
     file_mb: int = 1024
     open_files: int = 1024
+    # Disk quotas, judged when the command ends (roles.tools.diskquota).
+    quota_mb: int = 1024
+    run_quota_mb: int = 4096
+    quota_files: int = 20000
+    apparent_mb: int = 4096
+    min_free_mb: int = 1024
 
     def as_spec(self) -> dict:
         return {
@@ -145,6 +152,10 @@ class Sandbox:
         kill_grace_s: float,
     ) -> SandboxRun:
         """Run ``command`` in a new sandbox; return its output and effect."""
+        quota = Quota.of(self.policy.limits)
+        low = free_refusal(self.policy.state_dir, quota)
+        if low:
+            raise SandboxError(low)
         scratch = self.run_dir / f"cmd-{uuid.uuid4().hex[:12]}"
         scratch.mkdir(parents=True)
         try:
@@ -165,6 +176,11 @@ class Sandbox:
                     "the sandbox could not be built, the command did not run: "
                     + text[len(ERROR_PREFIX) :].strip()
                 )
+            # Measured before the effect is computed: that walk reads every file.
+            refused = judge([x.upper for x in layers], quota, code, self.run_dir)
+            if refused:
+                remove_tree(scratch)
+                return SandboxRun(f"{output.rstrip()}\n{refused}\n", Effect(), scratch)
             return SandboxRun(output, compute_effect(layers), scratch)
         except BaseException:
             remove_tree(scratch)

@@ -48,3 +48,16 @@ def self_check(policy: SandboxPolicy) -> str | None:
         return str(err)
     finally:
         remove_tree(probe)
+
+
+def network_warning(policy: SandboxPolicy) -> str | None:
+    """Return what the operator must know about the policy's network, or None."""
+    if policy.network != "host":
+        return None
+    return (
+        "sandboxed commands share this machine's network: they can reach every "
+        "service on it, Redis (and through it the task queues), PostgreSQL and "
+        "the web app's port included, as any local process can. Choose egress "
+        "(outbound connections only, never this machine's loopback) or none, "
+        "and require authentication on those services either way."
+    )

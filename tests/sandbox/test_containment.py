@@ -275,7 +275,7 @@ def test_memory_hog_is_refused_memory(policy, workspace):
 
 
 def test_network_can_be_switched_off(policy, workspace):
-    offline = replace(policy, network=False)
+    offline = replace(policy, network="none")
     toolbox = make_toolbox(offline, workspace, Operator(False))
     connect = "import socket; socket.create_connection(('127.0.0.1', 6379), 2)"
     code, out = shell(toolbox, f'python3 -c "{connect}"')

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from artoo_web import runtime
+from roles.tools.sandbox_check import network_warning
 
 
 class Command(BaseCommand):
@@ -20,13 +21,18 @@ class Command(BaseCommand):
                 "spelling. Use this only for a single trusted user."
             )
             return
-        problem = runtime.sandbox_problem(runtime.sandbox_policy())
+        policy = runtime.sandbox_policy()
+        problem = runtime.sandbox_problem(policy)
         if problem:
             raise CommandError(
                 f"The command sandbox does not work on this machine: {problem}.\n"
                 "It needs Linux user and mount namespaces, overlayfs and the "
-                "unshare command (util-linux). Shell tools stay off without it; "
+                "unshare command (util-linux), and slirp4netns for the egress "
+                "network. Shell tools stay off without it; "
                 "set ARTOO_SANDBOX=off only to run them unconfined for a single "
                 "trusted user."
             )
-        self.stdout.write("sandbox: ok")
+        warning = network_warning(policy)
+        if warning:
+            self.stderr.write(f"WARNING: ARTOO_SANDBOX_NETWORK=host: {warning}")
+        self.stdout.write(f"sandbox: ok (network: {policy.network})")

@@ -1,0 +1,140 @@
+"""Disk quotas of sandboxed commands, over real processes and real overlays."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from roles.toolloop import ToolError
+from roles.tools.diskquota import BUDGET_FILE, MB, run_used
+from roles.tools.sandbox import Limits
+from roles.tools.shell import parse_shell_output
+from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox, prepare
+
+
+@pytest.fixture
+def workspace(base):
+    path = base / "workspaces" / "run-q"
+    prepare(path)
+    return path
+
+
+def quotas(policy, **limits):
+    return replace(policy, limits=Limits(cpu_s=30, **limits))
+
+
+def shell(toolbox, command: str) -> tuple[int | None, str]:
+    return parse_shell_output(toolbox.call("shell", {"command": command}))
+
+
+def leftovers(policy, workspace) -> list[str]:
+    return sorted(p.name for p in (policy.state_dir / workspace.name).glob("cmd-*"))
+
+
+def test_over_the_byte_quota_nothing_is_applied(policy, workspace):
+    operator = Operator(True)
+    toolbox = make_toolbox(quotas(policy, quota_mb=2), workspace, operator)
+    code, out = shell(
+        toolbox, "rm victim.txt; head -c 3M /dev/urandom > big; echo small > s.txt"
+    )
+    assert code == 0
+    # big, s.txt and the whiteout that records the deletion of victim.txt.
+    assert (
+        "[sandbox] the command wrote 3.0 MB in 3 files, over the per-command "
+        "quota of 2.0 MB; nothing was applied"
+    ) in out
+    assert (workspace / "victim.txt").read_text() == VICTIM_TEXT
+    assert not (workspace / "big").exists()
+    assert not (workspace / "s.txt").exists()
+    assert operator.asks == []
+    assert leftovers(policy, workspace) == []
+    assert "over the per-command quota" in toolbox.evidence[-1]
+
+
+def test_under_the_byte_quota_the_effect_is_applied(policy, workspace):
+    toolbox = make_toolbox(quotas(policy, quota_mb=4), workspace, Operator(False))
+    code, out = shell(toolbox, "head -c 3M /dev/urandom > big")
+    assert code == 0
+    assert "[sandbox]" not in out
+    assert (workspace / "big").stat().st_size == 3 * MB
+
+
+def test_over_the_file_count_quota_nothing_is_applied(policy, workspace):
+    toolbox = make_toolbox(quotas(policy, quota_files=50), workspace, Operator(True))
+    code, out = shell(toolbox, "mkdir many && touch many/f{1..200}")
+    assert code == 0
+    assert "[sandbox] the command made at least 51 files and directories" in out
+    assert "over the per-command quota of 50; nothing was applied" in out
+    assert not (workspace / "many").exists()
+
+
+def test_a_sparse_file_longer_than_the_apparent_quota_is_refused(policy, workspace):
+    limits = {"quota_mb": 100, "apparent_mb": 400}
+    toolbox = make_toolbox(quotas(policy, **limits), workspace, Operator(True))
+    code, out = shell(toolbox, "truncate -s 900M f")
+    assert code == 0
+    assert "[sandbox] the command's files have an apparent size of 900 MB" in out
+    assert "nothing was applied" in out
+    assert not (workspace / "f").exists()
+
+
+def test_a_sparse_file_is_charged_its_blocks_not_its_length(policy, workspace):
+    limits = {"quota_mb": 100, "apparent_mb": 400}
+    toolbox = make_toolbox(quotas(policy, **limits), workspace, Operator(True))
+    code, out = shell(toolbox, "truncate -s 300M f")
+    assert "[sandbox]" not in out
+    assert (workspace / "f").stat().st_size == 300 * MB
+    budget = policy.state_dir / workspace.name / BUDGET_FILE
+    assert json.loads(budget.read_text())["commands"] == 1
+    assert run_used(budget.parent) < MB
+
+
+def test_a_command_killed_at_the_file_size_limit_leaves_nothing(policy, workspace):
+    toolbox = make_toolbox(quotas(policy, file_mb=1), workspace, Operator(True))
+    code, out = shell(toolbox, "echo kept > a.txt; head -c 5M /dev/zero > big")
+    assert code == 153
+    assert (
+        "[sandbox] a file reached the file-size limit of 1.0 MB; "
+        "the command's effect was not applied"
+    ) in out
+    assert not (workspace / "big").exists()
+    assert not (workspace / "a.txt").exists()
+
+
+def test_a_writer_that_ignores_sigxfsz_leaves_nothing_either(policy, workspace):
+    # Python ignores SIGXFSZ: its write fails, the command goes on, exit 0.
+    toolbox = make_toolbox(quotas(policy, file_mb=1), workspace, Operator(True))
+    write = "open('big', 'wb').write(bytes(5 << 20))"
+    code, out = shell(toolbox, f'python3 -c "{write}"; true')
+    assert code == 0
+    assert "[sandbox] a file reached the file-size limit of 1.0 MB" in out
+    assert not (workspace / "big").exists()
+
+
+def test_the_run_budget_is_shared_by_its_commands_and_subtasks(policy, workspace):
+    limited = quotas(policy, quota_mb=3, run_quota_mb=5)
+    first = make_toolbox(limited, workspace, Operator(True))
+    code, out = shell(first, "head -c 2M /dev/urandom > a")
+    assert "[sandbox]" not in out
+    code, out = shell(first, "head -c 2M /dev/urandom > b")
+    assert "[sandbox]" not in out
+    # A later subtask of the same run gets a new Sandbox over the same run dir.
+    second = make_toolbox(limited, workspace, Operator(True))
+    code, out = shell(second, "head -c 2M /dev/urandom > c")
+    assert "[sandbox] the command wrote 2.0 MB; with the 4.0 MB" in out
+    assert "over the per-run quota of 5.0 MB; nothing was applied" in out
+    assert (workspace / "a").exists() and (workspace / "b").exists()
+    assert not (workspace / "c").exists()
+
+
+def test_too_little_free_disk_refuses_to_start_the_command(policy, workspace):
+    toolbox = make_toolbox(
+        quotas(policy, min_free_mb=1 << 40), workspace, Operator(True)
+    )
+    with pytest.raises(ToolError, match=r"^\[sandbox\] only .* MB are free"):
+        toolbox.call("shell", {"command": "touch /tmp/ran && touch ran"})
+    assert not (policy.state_dir / workspace.name / "tmp" / "ran").exists()
+    assert not (workspace / "ran").exists()
+    assert "the command did not run" in toolbox.evidence[-1]
