@@ -12,7 +12,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from artoo_web import livefile
-from artoo_web.env import envbool, envint, envlist, envstr
+from artoo_web.env import envbool, envint, envlist, envnetwork, envstr
 from roles import control
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -204,7 +204,10 @@ if ARTOO_SANDBOX not in ("on", "off"):
         f"ARTOO_SANDBOX must be on or off, not {ARTOO_SANDBOX!r}"
     )
 SANDBOX_DIR = DATA_DIR / "sandbox"
-ARTOO_SANDBOX_NETWORK = envbool("ARTOO_SANDBOX_NETWORK", True)
+# What sandboxed commands reach on the network (roles/tools/egress.py): none,
+# egress (out, never to this machine's loopback) or host (everything, Redis and
+# PostgreSQL included: the operator's explicit choice, warned at start-up).
+ARTOO_SANDBOX_NETWORK = envnetwork("ARTOO_SANDBOX_NETWORK")
 ARTOO_SANDBOX_UID = envint("ARTOO_SANDBOX_UID", 65534, minimum=1)
 ARTOO_SANDBOX_CPU_S = envint("ARTOO_SANDBOX_CPU_S", 120, minimum=1)
 ARTOO_SANDBOX_MEMORY_MB = envint("ARTOO_SANDBOX_MEMORY_MB", 4096, minimum=64)

@@ -1,8 +1,9 @@
 """Every shell command of a run in its own sandbox, and its effect judged.
 
 ``Sandbox.run(command)`` starts ``unshare`` (fresh mount and PID namespaces, a
-user namespace when the worker is not root, no network when the policy says
-so), whose first process (``sandbox_init.py``) builds a filesystem in which:
+user namespace when the worker is not root, a network namespace without any
+route to the host unless the policy says ``host``), whose first process
+(``sandbox_init.py``) builds a filesystem in which:
 
 - the system directories (/usr, /etc, …) are read-only and nothing else of the
   host is there: not the data dir, the database, the secret key, the project's
@@ -35,6 +36,7 @@ from pathlib import Path
 from roles.toolloop import ToolError
 from roles.tools.diskquota import Quota, free_refusal, judge
 from roles.tools.effect import Effect, Layer, compute_effect
+from roles.tools.egress import egress_namespace
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX
 from roles.tools.shell import BASH_FLAGS, parse_shell_output, run_process
 
@@ -56,6 +58,7 @@ COMMAND_PATH = (
 )
 ALIASES = {"python": "/usr/bin/python3", "pip": "/usr/bin/pip3"}
 NOBODY = 65534
+NETWORK_MODES = ("none", "egress", "host")
 # The command's own /tmp (the run's scratch directory), also its HOME.
 SANDBOX_TMP = "/tmp"  # noqa: S108
 
@@ -97,10 +100,19 @@ class SandboxPolicy:
     state_dir: Path
     masks: tuple[Path, ...] = ()
     uid: int = NOBODY
-    network: bool = True
+    # none: no network at all; egress: out through slirp4netns, never to the
+    # host's loopback; host: the host's own network, every service on it.
+    network: str = "none"
     limits: Limits = field(default_factory=Limits)
     env_names: tuple[str, ...] = ()
     system_paths: tuple[str, ...] = SYSTEM_PATHS
+
+    def __post_init__(self):
+        if self.network not in NETWORK_MODES:
+            raise ValueError(
+                f"the sandbox network must be one of {', '.join(NETWORK_MODES)}, "
+                f"not {self.network!r}"
+            )
 
     @property
     def rootless(self) -> bool:
@@ -160,8 +172,8 @@ class Sandbox:
         scratch.mkdir(parents=True)
         try:
             layers, spec = self._spec(command, scratch)
-            output = run_process(
-                self._argv(spec),
+            output = self._launch(
+                spec,
                 cwd="/",
                 env={"PATH": COMMAND_PATH, "LANG": "C.UTF-8"},
                 timeout_s=timeout_s,
@@ -225,12 +237,21 @@ class Sandbox:
         }
         return layers, spec
 
+    def _launch(self, spec: dict, **options) -> str:
+        """Run the sandbox in the policy's network; return ``run_process``'s text."""
+        if self.policy.network != "egress":
+            return run_process(self._argv(spec), **options)
+        with egress_namespace(rootless=self.policy.rootless) as enter:
+            return run_process(enter + self._argv(spec), **options)
+
     def _argv(self, spec: dict) -> list[str]:
         argv = ["unshare", "--mount", "--pid", "--fork", "--kill-child"]
         argv += ["--propagation", "private"]
         if self.policy.rootless:
             argv += ["--user", "--map-root-user"]
-        if not self.policy.network:
+        # egress enters a namespace made beforehand (``_launch``); host keeps
+        # the worker's own.
+        if self.policy.network == "none":
             argv += ["--net"]
         return argv + ["--", sys.executable, "-I", "-S", INIT, json.dumps(spec)]
 
