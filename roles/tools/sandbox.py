@@ -3,7 +3,7 @@
 ``Sandbox.run(command)`` starts ``unshare`` (fresh mount and PID namespaces, a
 user namespace when the worker is not root, a network namespace without any
 route to the host unless the policy says ``host``), whose first process
-(``sandbox_init.py``) builds a filesystem in which:
+(``sandbox_init.c``, compiled) builds a filesystem in which:
 
 - the system directories (/usr, /etc, …) are read-only and nothing else of the
   host is there: not the data dir, the database, the secret key, the project's
@@ -13,7 +13,10 @@ route to the host unless the policy says ``host``), whose first process
 - /tmp is the run's own scratch directory, /dev a few device nodes, /proc its
   own PID namespace (everything the command starts dies with it);
 - the environment is an allowlist; the command runs as an unprivileged uid with
-  no capabilities, no_new_privs and CPU, memory, process and file-size limits.
+  no capabilities, no_new_privs and CPU, memory, process and file-size limits;
+- a seccomp filter refuses new namespaces, mount, ptrace of other processes,
+  keys, bpf, perf events and the rest of the kernel surface a command never
+  needs (``sandbox_init.c``).
 
 The result carries the command's output and its Effect (``roles.tools.effect``),
 which the Toolbox applies at once or, when destructive, after the operator's
@@ -22,7 +25,6 @@ approval. ``discard`` removes the scratch either way.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -37,10 +39,12 @@ from roles.toolloop import ToolError
 from roles.tools.diskquota import Quota, free_refusal, judge
 from roles.tools.effect import Effect, Layer, compute_effect
 from roles.tools.egress import egress_namespace
-from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX
+from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX, INIT_NAME, init_args
 from roles.tools.shell import BASH_FLAGS, parse_shell_output, run_process
 
-INIT = str(Path(__file__).with_name("sandbox_init.py"))
+# The compiled init (roles/tools/sandbox_init.c), built into the virtualenv by
+# make; ARTOO_SANDBOX_INIT names another build of it.
+INIT = str(Path(sys.prefix) / "libexec" / INIT_NAME)
 SYSTEM_PATHS = (
     "/usr",
     "/bin",
@@ -253,7 +257,7 @@ class Sandbox:
         # the worker's own.
         if self.policy.network == "none":
             argv += ["--net"]
-        return argv + ["--", sys.executable, "-I", "-S", INIT, json.dumps(spec)]
+        return argv + ["--", init_path(), *init_args(spec)]
 
     def _env(self) -> dict[str, str]:
         env = {
@@ -282,6 +286,17 @@ class Sandbox:
             os.chown(path, self.policy.uid, self.policy.uid)
         if stat.S_IMODE(st.st_mode) != mode:
             os.chmod(path, mode)
+
+
+def init_path() -> str:
+    """Return the sandbox init's path; raise SandboxError when it is not built."""
+    path = os.environ.get("ARTOO_SANDBOX_INIT") or INIT
+    if not os.access(path, os.X_OK):
+        raise SandboxError(
+            f"the sandbox init is not built ({path} is missing): run `make init` "
+            "(make run and make test build it)"
+        )
+    return path
 
 
 def give_to_sandbox(path: Path, policy: SandboxPolicy | None) -> None:

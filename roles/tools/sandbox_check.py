@@ -6,7 +6,13 @@ import shutil
 import uuid
 
 from roles.toolloop import ToolError
-from roles.tools.sandbox import Sandbox, SandboxPolicy, remove_tree
+from roles.tools.sandbox import (
+    Sandbox,
+    SandboxError,
+    SandboxPolicy,
+    init_path,
+    remove_tree,
+)
 from roles.tools.shell import parse_shell_output
 
 
@@ -18,6 +24,10 @@ def self_check(policy: SandboxPolicy) -> str | None:
     """
     if shutil.which("unshare") is None:
         return "the unshare command (Debian package util-linux) is not installed"
+    try:
+        init_path()
+    except SandboxError as err:
+        return str(err)
     probe = policy.state_dir / f"self-check-{uuid.uuid4().hex[:8]}"
     workspace = probe / "workspace"
     try:
