@@ -93,8 +93,10 @@ def test_a_sparse_file_is_charged_its_blocks_not_its_length(policy, workspace):
 
 def test_a_command_killed_at_the_file_size_limit_leaves_nothing(policy, workspace):
     toolbox = make_toolbox(quotas(policy, file_mb=1), workspace, Operator(True))
+    # head dies of SIGXFSZ (153), or fails with EFBIG where an init left the
+    # signal ignored: either way its partial file must not land.
     code, out = shell(toolbox, "echo kept > a.txt; head -c 5M /dev/zero > big")
-    assert code == 153
+    assert code in (1, 153)
     assert (
         "[sandbox] a file reached the file-size limit of 1.0 MB; "
         "the command's effect was not applied"
