@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from artoo_web import livefile
 
@@ -46,7 +47,12 @@ def free_port() -> int:
 
 
 def start_embedded_redis(data_dir: Path) -> tuple[subprocess.Popen, str]:
-    """Start the virtualenv's redis-server; return the process and its URL."""
+    """Start the virtualenv's redis-server; return the process and its URL.
+
+    It asks for the password kept in the data dir (``redis_password``), so a
+    local process that does not hold it (a sandboxed command given the host's
+    network, another user of this machine) cannot reach the task queues.
+    """
     binary = VENV_BIN / "redis-server"
     if not binary.exists():
         found = shutil.which("redis-server")
@@ -56,9 +62,12 @@ def start_embedded_redis(data_dir: Path) -> tuple[subprocess.Popen, str]:
     redis_dir = data_dir / "redis"
     redis_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
+    password = redis_password(data_dir)
     proc = subprocess.Popen(
         [
             str(binary),
+            # The password is read from a 0600 file: a command line is public.
+            str(redis_config(redis_dir, password)),
             "--port",
             str(port),
             "--bind",
@@ -74,13 +83,13 @@ def start_embedded_redis(data_dir: Path) -> tuple[subprocess.Popen, str]:
         ],
         start_new_session=True,
     )
-    url = f"redis://127.0.0.1:{port}/0"
+    url = f"redis://:{password}@127.0.0.1:{port}/0"
     deadline = time.monotonic() + 10
     while not redis_answers(url):
         if proc.poll() is not None or time.monotonic() > deadline:
             sys.exit(f"The embedded redis-server did not start; see {redis_dir}")
         time.sleep(0.05)
-    print(f"artoo: started embedded Redis at {url}", flush=True)
+    print(f"artoo: started embedded Redis at {redact(url)}", flush=True)
     return proc, url
 
 
@@ -90,7 +99,9 @@ def ensure_redis(env: dict, data_dir: Path, *, for_tests: bool):
     if url and redis_answers(url):
         return None
     if url:
-        print(f"artoo: REDIS_URL {url} does not answer; starting embedded Redis")
+        print(
+            f"artoo: REDIS_URL {redact(url)} does not answer; starting embedded Redis"
+        )
     elif for_tests and redis_answers(LOCAL_REDIS):
         # A separate database keeps test traffic away from a running instance.
         env["REDIS_URL"] = f"redis://127.0.0.1:6379/{TEST_REDIS_DB}"
@@ -111,12 +122,43 @@ def stop(proc: subprocess.Popen | None) -> None:
 
 def secret_key(data_dir: Path) -> str:
     """Return the key stored in the data dir, generating it (mode 0600) once."""
-    path = data_dir / "secret_key"
+    return stored_secret(data_dir / "secret_key", 50)
+
+
+def redis_password(data_dir: Path) -> str:
+    """Return the embedded Redis's password, beside the key (mode 0600, once)."""
+    return stored_secret(data_dir / "redis_password", 32)
+
+
+def stored_secret(path: Path, nbytes: int) -> str:
+    """Return the secret kept at ``path``, generating it (mode 0600) once."""
     if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_urlsafe(50))
+            fh.write(secrets.token_urlsafe(nbytes))
     return path.read_text().strip()
+
+
+def redis_config(redis_dir: Path, password: str) -> Path:
+    """Write the embedded Redis's config file, its password in it (mode 0600)."""
+    path = redis_dir / "redis.conf"
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(f"requirepass {password}\n")
+    return path
+
+
+def redact(url: str) -> str:
+    """Return ``url`` with its password, if any, replaced by ``***``."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
 
 
 def manage(env: dict, *args: str) -> None:

@@ -153,8 +153,9 @@ def _enter(pid: int, rootless: bool) -> list[str]:
     """Return the nsenter argv prefix that joins the holder's namespaces."""
     argv = ["nsenter", f"--net=/proc/{pid}/ns/net"]
     if rootless:
-        # Only the user namespace that owns the network one may join it.
-        argv.insert(1, f"--user=/proc/{pid}/ns/user")
+        # Only the user namespace that owns the network one may join it; the
+        # worker's uid is root there already, and setgroups is denied in it.
+        argv[1:1] = [f"--user=/proc/{pid}/ns/user", "--preserve-credentials"]
     return [*argv, "--"]
 
 
