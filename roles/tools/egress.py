@@ -47,14 +47,15 @@ def egress_namespace(*, rootless: bool) -> Iterator[list[str]]:
 
     The namespace, its holder and slirp4netns are gone when the block ends.
     """
-    if shutil.which(SLIRP) is None:
+    slirp = shutil.which(SLIRP)
+    if slirp is None:
         raise EgressError(
             "the sandbox's egress network needs slirp4netns (Debian package "
             "slirp4netns), which is not installed; the command did not run"
         )
     holder = _start_holder(rootless)
     try:
-        with _slirp(holder.pid, rootless):
+        with _slirp(slirp, holder.pid, rootless):
             yield _enter(holder.pid, rootless)
     finally:
         _stop(holder)
@@ -83,13 +84,13 @@ def _start_holder(rootless: bool) -> subprocess.Popen:
 
 
 @contextmanager
-def _slirp(pid: int, rootless: bool) -> Iterator[None]:
+def _slirp(binary: str, pid: int, rootless: bool) -> Iterator[None]:
     """Run slirp4netns for the namespace of ``pid`` until the block ends."""
     ready_r, ready_w = os.pipe()
     exit_r, exit_w = os.pipe()
     with tempfile.TemporaryFile() as log:
         try:
-            slirp = _start_slirp(pid, rootless, ready_w, exit_r, log)
+            slirp = _start_slirp(binary, pid, rootless, ready_w, exit_r, log)
         except OSError:
             os.close(ready_r)
             os.close(exit_w)
@@ -116,11 +117,11 @@ def _slirp(pid: int, rootless: bool) -> Iterator[None]:
 
 
 def _start_slirp(
-    pid: int, rootless: bool, ready_w: int, exit_r: int, log
+    binary: str, pid: int, rootless: bool, ready_w: int, exit_r: int, log
 ) -> subprocess.Popen:
     """Start slirp4netns on the namespace of ``pid``, its output to ``log``."""
     argv = [
-        SLIRP,
+        binary,
         "--configure",
         "--mtu=65520",
         "--disable-host-loopback",
