@@ -5,7 +5,6 @@ Every variable is listed with its default in README.md.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -49,8 +48,8 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
-    "axes",
     "artoo_web",
+    "artoo_web.logins",
 ]
 
 MIDDLEWARE = [
@@ -65,8 +64,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # Last, as django-axes asks: it turns a refused login into the lockout page.
-    "axes.middleware.AxesMiddleware",
+    # Last: it turns a refused log-in into the lockout page, whatever the view
+    # answered, and sets the device cookie of a successful one.
+    "artoo_web.logins.web.LoginLockout",
 ]
 
 ROOT_URLCONF = "artoo_web.urls"
@@ -148,21 +148,28 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "run-list"
 LOGOUT_REDIRECT_URL = "login"
 
-# Login throttling (django-axes) on /login/ and /admin/login/ alike: after
-# ARTOO_LOGIN_FAILURE_LIMIT failures in a row for one username from one address,
-# that username is refused from that address for ARTOO_LOGIN_COOLOFF_S, the
-# right password too; other users and addresses are not. API tokens never pass
-# through authenticate(), so the API is not throttled here.
+# Login throttling (artoo_web/logins) on /login/ and /admin/login/ alike. A
+# successful log-in gives the browser a signed device cookie for that username
+# (ARTOO_LOGIN_DEVICE_DAYS). An attempt presenting it is counted for that
+# username on that browser only: failures sent from anywhere else, the same
+# shared address included, never lock it out. An attempt without it is counted
+# per (username, address): ARTOO_LOGIN_FAILURE_LIMIT failures in a row refuse
+# that username from that address for ARTOO_LOGIN_COOLOFF_S, the right password
+# too; and per address across usernames: ARTOO_LOGIN_ADDRESS_FAILURE_LIMIT
+# refuse every cookieless attempt from it for ARTOO_LOGIN_ADDRESS_COOLOFF_S.
+# API tokens never pass through authenticate(), so the API is not throttled.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "artoo_web.logins.web.ThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_ENABLED = envbool("ARTOO_LOGIN_THROTTLE", True)
-AXES_FAILURE_LIMIT = envint("ARTOO_LOGIN_FAILURE_LIMIT", 5, minimum=1)
-AXES_COOLOFF_TIME = timedelta(seconds=envint("ARTOO_LOGIN_COOLOFF_S", 900, minimum=1))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
+ARTOO_LOGIN_THROTTLE = envbool("ARTOO_LOGIN_THROTTLE", True)
+ARTOO_LOGIN_FAILURE_LIMIT = envint("ARTOO_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+ARTOO_LOGIN_COOLOFF_S = envint("ARTOO_LOGIN_COOLOFF_S", 900, minimum=1)
+ARTOO_LOGIN_ADDRESS_FAILURE_LIMIT = envint(
+    "ARTOO_LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1
+)
+ARTOO_LOGIN_ADDRESS_COOLOFF_S = envint("ARTOO_LOGIN_ADDRESS_COOLOFF_S", 300, minimum=1)
+ARTOO_LOGIN_DEVICE_DAYS = envint("ARTOO_LOGIN_DEVICE_DAYS", 180, minimum=1)
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Lax"
@@ -309,6 +316,4 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": envstr("ARTOO_LOG_LEVEL", "INFO")},
-    # django-axes announces itself at INFO in every process, manage.py included.
-    "loggers": {"axes.apps": {"level": "WARNING"}},
 }
