@@ -29,7 +29,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,12 +38,9 @@ from roles.toolloop import ToolError
 from roles.tools.diskquota import Quota, free_refusal, judge
 from roles.tools.effect import Effect, Layer, compute_effect
 from roles.tools.egress import egress_namespace
-from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX, INIT_NAME, init_args
+from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX, find_init, init_args
 from roles.tools.shell import BASH_FLAGS, parse_shell_output, run_process
 
-# The compiled init (roles/tools/sandbox_init.c), built into the virtualenv by
-# make; ARTOO_SANDBOX_INIT names another build of it.
-INIT = str(Path(sys.prefix) / "libexec" / INIT_NAME)
 SYSTEM_PATHS = (
     "/usr",
     "/bin",
@@ -290,12 +286,9 @@ class Sandbox:
 
 def init_path() -> str:
     """Return the sandbox init's path; raise SandboxError when it is not built."""
-    path = os.environ.get("ARTOO_SANDBOX_INIT") or INIT
-    if not os.access(path, os.X_OK):
-        raise SandboxError(
-            f"the sandbox init is not built ({path} is missing): run `make init` "
-            "(make run and make test build it)"
-        )
+    path, missing = find_init()
+    if missing:
+        raise SandboxError(missing)
     return path
 
 

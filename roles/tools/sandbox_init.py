@@ -11,9 +11,14 @@ and execs the command. Any failure before the exec prints
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 ERROR_EXIT = 125
 ERROR_PREFIX = "artoo-sandbox-error: "
-INIT_NAME = "artoo-sandbox-init"
+# Built into the virtualenv by make; ARTOO_SANDBOX_INIT names another build.
+BUILT_INIT = Path(sys.prefix) / "libexec" / "artoo-sandbox-init"
 # The init's option for each resource limit of a spec (others are not rlimits).
 LIMIT_OPTIONS = {
     "cpu_s": "cpu",
@@ -22,6 +27,20 @@ LIMIT_OPTIONS = {
     "file_bytes": "fsize",
     "open_files": "nofile",
 }
+
+
+def find_init() -> tuple[str, str | None]:
+    """Return the init's path and why it cannot run (None when it can).
+
+    The path is ARTOO_SANDBOX_INIT's when set, else make's build in the virtualenv.
+    """
+    path = os.environ.get("ARTOO_SANDBOX_INIT") or str(BUILT_INIT)
+    if os.access(path, os.X_OK):
+        return path, None
+    return path, (
+        f"the sandbox init is not built ({path} is missing): run `make init` "
+        "(make run and make test build it)"
+    )
 
 
 def init_args(spec: dict) -> list[str]:
