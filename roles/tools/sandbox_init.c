@@ -476,6 +476,16 @@ static void add_limit(struct spec *s, int *i, int argc, char **argv)
     fail("spec", name, 0);
 }
 
+static long parse_uid(const char *text)
+{
+    char *end;
+    long uid = strtol(text, &end, 10);
+    /* Never root: a command runs as an unprivileged uid or not at all. */
+    if (*text == '\0' || *end != '\0' || uid <= 0)
+        fail("spec uid", text, 0);
+    return uid;
+}
+
 static void parse_option(struct spec *s, int *i, int argc, char **argv)
 {
     const char *opt = argv[*i];
@@ -484,7 +494,7 @@ static void parse_option(struct spec *s, int *i, int argc, char **argv)
     case 'r': s->root = take(i, argc, argv); break;
     case 't': s->tmp = take(i, argc, argv); break;
     case 'c': s->cwd = take(i, argc, argv); break;
-    case 'u': s->uid = strtol(take(i, argc, argv), NULL, 10); break;
+    case 'u': s->uid = parse_uid(take(i, argc, argv)); break;
     case 'n': s->uid = -1; break;
     case 's': add(&s->system, take(i, argc, argv)); break;
     case 'm': add(&s->masks, take(i, argc, argv)); break;
@@ -505,8 +515,7 @@ static void parse(struct spec *s, int argc, char **argv)
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++)
         parse_option(s, &i, argc, argv);
-    if (i + 1 >= argc || !s->root || !s->tmp || !s->cwd || s->uid < -1 ||
-        s->uid == 0)
+    if (i + 1 >= argc || !s->root || !s->tmp || !s->cwd || s->uid == -2)
         fail("spec", "incomplete", 0);
     s->argv = &argv[i + 1];
 }
@@ -515,6 +524,9 @@ int main(int argc, char **argv)
 {
     static struct spec s = {.uid = -2};
     parse(&s, argc, argv);
+    /* Only unshare's fresh namespaces make it pid 1: never mount on the host's. */
+    if (getpid() != 1)
+        fail("start", "outside a new PID and mount namespace", EPERM);
     add(&s.env, NULL);
     build(&s);
     set_limits(&s);

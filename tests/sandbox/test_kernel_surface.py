@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import platform
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -201,3 +202,18 @@ def test_the_init_reports_a_bad_spec_and_exits_125():
     )
     assert done.returncode == ERROR_EXIT
     assert done.stderr.startswith(ERROR_PREFIX + "spec")
+
+
+def test_the_init_refuses_to_mount_outside_fresh_namespaces(base):
+    from roles.tools.sandbox import init_path
+
+    spec = ["-r", str(base), "-t", str(base), "-c", "/", "-u", "65534"]
+    done = subprocess.run(
+        [init_path(), *spec, "--", "/bin/true"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == ERROR_EXIT
+    assert done.stderr.startswith(ERROR_PREFIX + "start outside a new PID")
+    assert str(base) not in Path("/proc/self/mountinfo").read_text()
