@@ -19,7 +19,7 @@ SANDBOX_CC ?= gcc
 INIT := $(VENV)/libexec/artoo-sandbox-init
 $(INIT): roles/tools/sandbox_init.c
 	mkdir -p $(VENV)/libexec
-	$(SANDBOX_CC) -std=c99 -O2 -Wall -Wextra -Werror -o $@.tmp $<
+	$(SANDBOX_CC) -std=c99 -O2 -Wall -Wextra -o $@.tmp $<
 	mv $@.tmp $@
 
 init: $(INIT)
