@@ -166,9 +166,11 @@ class RunState(BaseModel):
     # Each subtask's outcome across the rounds, keyed by its intent (see
     # ``keep_outcomes``): what the run did, when the last round did nothing.
     run_outcomes: dict[str, SubTaskOutcome] = Field(default_factory=dict)
-    # The files the run's subtasks made, by their marks (``roles.tools.made``):
-    # Law 1 asks nothing before a later subtask changes one nobody else touched.
-    made: dict[str, list[int]] = Field(default_factory=dict)
+    # The files the run's subtasks wrote, by content marks [sha256, size, inode]
+    # (``roles.tools.made``): Law 1 asks nothing before a later subtask changes
+    # one that still holds what the run wrote. An older mark (five integers)
+    # is read and ignored: that file is asked about as anyone's.
+    made: dict[str, list[int | str]] = Field(default_factory=dict)
 
     def is_planned(self, round_: int) -> bool:
         """Return True when this round was planned already."""

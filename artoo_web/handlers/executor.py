@@ -43,7 +43,7 @@ from roles.fastloop import run_fast_loop
 from roles.toolloop import ToolPaused
 from roles.tools import ApprovalAsk, Toolbox, ToolRecord
 from roles.tools.effect_pending import discard, pending_call
-from roles.tools.made import merge, unchanged
+from roles.tools.made import Made, merge
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +131,9 @@ def carry_on(run: Run, round_: int, work: dict, committing, parked=None) -> str:
     return "delivered"
 
 
-def keep_made(run: Run, made: set[str]) -> None:
-    """Remember the files the subtask made, for the run's later subtasks."""
+def keep_made(run: Run, made: Made) -> None:
+    """Remember the files the subtask wrote, for the run's later subtasks: the
+    marks it inherited are kept as they were, never taken anew."""
     state = run.load_state()
     kept = merge(state.made, made)
     if kept != state.made:
@@ -205,13 +206,13 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
     except ToolPaused as paused:
         paused.state["evidence"] = list(toolbox.evidence)
         paused.state["records"] = [asdict(r) for r in toolbox.records]
-        paused.state["made"] = sorted(toolbox.made)
+        paused.state["made"] = toolbox.made.as_data()
         raise
     finally:
         toolbox.kill()
     if validations:
         runtime.record_usage(run, "R4a", validations[-1].usage)
-    return outcome, set(toolbox.made)
+    return outcome, toolbox.made
 
 
 def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbox:
@@ -239,8 +240,8 @@ def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbo
     toolbox.evidence = list(parked.get("evidence", []))
     toolbox.records = [ToolRecord(**r) for r in parked.get("records", [])]
     # The run's files from earlier subtasks, then this subtask's own.
-    toolbox.made.update(unchanged(state.made))
-    toolbox.made.update(parked.get("made", []))
+    toolbox.made.inherit(state.made)
+    toolbox.made.resume(parked.get("made"))
     if pending and pending["kind"] == "effect":
         toolbox.settle(pending, approved)
     return toolbox

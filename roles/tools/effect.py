@@ -7,21 +7,31 @@ contents are gone. ``compute_effect`` reads the upper dirs against the real
 paths and returns an Effect: a list of Changes for the operator and the
 operations that apply them. A created file is harmless; deleting, truncating,
 overwriting, replacing or changing the permissions of a file that existed
-before is destructive. ``apply_effect`` (``roles.tools.effect_apply``, re-exported
-here) checks that nothing it touches changed since (else EffectConflict, nothing
-applied), stages every new file beside its destination, then renames and deletes
-in one quick pass.
+before is destructive.
+
+Every path is read beneath its layer's root (``roles.tools.beneath``), never
+through a symlink, and an operation names its layer and a path relative to it::
+
+    ("copy", 0, "d/new.txt", False)      # layer 0's upper file, created there
+
+With each operation the effect stamps the path and every directory above it up
+to the layer's root (a created path is stamped as absent). ``apply_effect``
+(``roles.tools.effect_apply``, re-exported here) checks every stamp (else
+EffectConflict, nothing applied), stages every new file beside its
+destination, then renames and deletes in one quick pass. A fifo, socket or
+device the command made is not applied: the effect is refused (``refused``).
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roles.tools.effect_apply import EffectConflict, apply_effect, file_stamp
+from roles.tools.beneath import NotBeneath, Root
+from roles.tools.effect_apply import EffectConflict, apply_effect, stamp
+from roles.tools.effect_read import diff, is_opaque, same_content, tree_size
 
 __all__ = [
     "Change",
@@ -31,10 +41,6 @@ __all__ = [
     "apply_effect",
     "compute_effect",
 ]
-
-OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
-DIFF_MAX_BYTES = 64 * 1024
-DIFF_MAX_LINES = 80
 
 DESTRUCTIVE_KINDS = frozenset(
     {"deleted", "truncated", "overwritten", "replaced", "permissions"}
@@ -89,10 +95,20 @@ class Effect:
     """What a command changed in its writable paths, and how to apply it."""
 
     changes: list[Change] = field(default_factory=list)
+    # (kind, layer, path relative to the layer's root, …): see the module doc.
     ops: list[tuple] = field(default_factory=list)
-    stamps: dict[str, tuple | None] = field(default_factory=dict)
+    # (layer, relative path) -> its stamp when computed (None: absent).
+    stamps: dict[tuple[int, str], tuple | None] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    # Special files the command made: the effect is not applied at all.
+    refused: list[str] = field(default_factory=list)
     bytes_written: int = 0
+    targets: list[str] = field(default_factory=list)
+    uppers: list[str] = field(default_factory=list)
+
+    def path(self, layer: int, rel: str) -> str:
+        """Return the real absolute path of ``rel`` in ``layer``."""
+        return str(Path(self.targets[layer], rel)) if rel else self.targets[layer]
 
     @property
     def destructive(self) -> list[Change]:
@@ -122,173 +138,151 @@ class Effect:
 def compute_effect(layers: list[Layer]) -> Effect:
     """Return the Effect recorded in the layers' upper dirs."""
     effect = Effect()
-    for layer in layers:
-        if layer.upper.is_dir():
-            _walk(effect, layer.upper, layer.target, opaque=False)
+    for index, layer in enumerate(layers):
+        effect.targets.append(str(layer.target))
+        effect.uppers.append(str(layer.upper))
+        if not layer.upper.is_dir():
+            continue
+        with Root(layer.upper) as upper, Root(layer.target) as real:
+            _Walk(effect, index, upper, real).folder("", opaque=False, real=True)
     return effect
 
 
-def _walk(effect: Effect, upper: Path, real: Path, *, opaque: bool) -> None:
-    names = set()
-    for entry in sorted(os.scandir(upper), key=lambda e: e.name):
-        names.add(entry.name)
-        _entry(effect, Path(entry.path), real / entry.name)
-    if opaque and real.is_dir() and not real.is_symlink():
-        # An opaque directory hides everything the real one held.
-        for name in sorted(os.listdir(real)):
-            if name not in names:
-                _delete(effect, real / name)
+class _Walk:
+    """Read one layer's upper dir against its real directory, beneath both."""
 
+    def __init__(self, effect: Effect, layer: int, upper: Root, real: Root):
+        self.effect, self.layer = effect, layer
+        self.upper, self.real = upper, real
+        self.inodes: dict[int, str] = {}  # an upper inode's first name (links)
 
-def _entry(effect: Effect, up: Path, real: Path) -> None:
-    st = up.lstat()
-    existed = os.path.lexists(real)
-    if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
-        if existed:
-            _delete(effect, real)
-        return
-    if stat.S_ISDIR(st.st_mode):
-        _directory(effect, up, real, st, existed)
-    elif stat.S_ISREG(st.st_mode):
-        _file(effect, up, real, st, existed)
-    elif stat.S_ISLNK(st.st_mode):
-        _symlink(effect, up, real, existed)
-    else:
-        effect.skipped.append(f"special file not applied: {real}")
+    def folder(self, rel: str, *, opaque: bool, real: bool) -> None:
+        names = sorted(self.upper.listdir(rel))
+        for name in names:
+            self.entry(_join(rel, name), real)
+        if opaque and real:
+            # An opaque directory hides everything the real one held.
+            for name in sorted(set(self.real.listdir(rel)) - set(names)):
+                child = _join(rel, name)
+                self.delete(child, self.real.lstat(child))
 
-
-def _directory(effect, up: Path, real: Path, st, existed: bool) -> None:
-    is_opaque = _is_opaque(up)
-    if existed and real.is_dir() and not real.is_symlink():
-        before = stat.S_IMODE(real.stat().st_mode)
-        if before != stat.S_IMODE(st.st_mode):
-            effect.changes.append(Change("permissions", f"{real}/"))
-            _note(effect, real)
-            effect.ops.append(("chmod", real, stat.S_IMODE(st.st_mode)))
-        _walk(effect, up, real, opaque=is_opaque)
-        return
-    if existed:
-        _delete(effect, real, kind="replaced")
-    else:
-        effect.changes.append(Change("created", f"{real}/"))
-    effect.ops.append(("mkdir", real, st))
-    _walk(effect, up, real, opaque=False)
-
-
-def _file(effect, up: Path, real: Path, st, existed: bool) -> None:
-    effect.bytes_written += st.st_size
-    if not existed:
-        effect.changes.append(Change("created", str(real), None, st.st_size))
-        effect.ops.append(("copy", up, real))
-        return
-    _note(effect, real)
-    if real.is_symlink() or not real.is_file():
-        _delete(effect, real, kind="replaced", note=False)
-        effect.ops.append(("copy", up, real))
-        return
-    before = real.stat()
-    if _same_content(up, real, st.st_size, before.st_size):
-        if stat.S_IMODE(before.st_mode) != stat.S_IMODE(st.st_mode):
-            mode = f"{stat.S_IMODE(before.st_mode):o} → {stat.S_IMODE(st.st_mode):o}"
-            effect.changes.append(
-                Change("permissions", str(real), before.st_size, st.st_size, mode)
-            )
-            effect.ops.append(("chmod", real, stat.S_IMODE(st.st_mode)))
+    def entry(self, rel: str, real: bool) -> None:
+        st = self.upper.lstat(rel)
+        before = self._before(rel) if real else None
+        if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+            if before is not None:
+                self.delete(rel, before)
+        elif stat.S_ISDIR(st.st_mode):
+            self.directory(rel, st, before)
+        elif stat.S_ISREG(st.st_mode):
+            self.file(rel, st, before)
+        elif stat.S_ISLNK(st.st_mode):
+            self.symlink(rel, before)
         else:
-            effect.changes.append(Change("touched", str(real)))
-            effect.ops.append(("utime", real, st))
-        return
-    kind = "truncated" if st.st_size == 0 else "overwritten"
-    effect.changes.append(
-        Change(kind, str(real), before.st_size, st.st_size, _diff(real, up))
-    )
-    effect.ops.append(("copy", up, real))
+            kind = "a fifo" if stat.S_ISFIFO(st.st_mode) else "a socket or device"
+            self.effect.refused.append(f"{kind} at {self.path(rel)}")
 
-
-def _symlink(effect, up: Path, real: Path, existed: bool) -> None:
-    value = os.readlink(up)
-    if existed:
-        if real.is_symlink() and os.readlink(real) == value:
-            return
-        _delete(effect, real, kind="replaced")
-    else:
-        effect.changes.append(Change("created", str(real)))
-    effect.ops.append(("symlink", value, real))
-
-
-def _delete(effect, real: Path, kind: str = "deleted", note: bool = True) -> None:
-    if note:
-        _note(effect, real)
-    if real.is_dir() and not real.is_symlink():
-        count, size = _tree_size(real)
-        effect.changes.append(
-            Change(kind, f"{real}/", size, None, f"a directory of {count} files")
-        )
-    else:
-        effect.changes.append(Change(kind, str(real), _size(real), None))
-    effect.ops.append(("remove", real))
-
-
-def _note(effect: Effect, real: Path) -> None:
-    effect.stamps.setdefault(str(real), file_stamp(real))
-
-
-def _size(path: Path) -> int | None:
-    try:
-        return path.lstat().st_size
-    except OSError:
-        return None
-
-
-def _tree_size(path: Path) -> tuple[int, int]:
-    count = size = 0
-    for dirpath, _, filenames in os.walk(path):
-        for name in filenames:
-            count += 1
-            size += _size(Path(dirpath) / name) or 0
-    return count, size
-
-
-def _is_opaque(path: Path) -> bool:
-    for name in OPAQUE_XATTRS:
+    def _before(self, rel: str) -> os.stat_result | None:
         try:
-            if os.getxattr(path, name, follow_symlinks=False) == b"y":
-                return True
-        except OSError:
-            continue
-    return False
+            return self.real.lstat(rel)
+        except NotBeneath:
+            return None  # its stamp, and the apply beneath, refuse it
 
+    def directory(self, rel: str, st, before) -> None:
+        mode = stat.S_IMODE(st.st_mode)
+        if before is not None and stat.S_ISDIR(before.st_mode):
+            if stat.S_IMODE(before.st_mode) != mode:
+                self.change("permissions", rel + "/")
+                self.op("chmod", rel, mode)
+            opaque = is_opaque(self.upper.path / rel)
+            self.folder(rel, opaque=opaque, real=True)
+            return
+        if before is not None:
+            self.delete(rel, before, kind="replaced")
+        else:
+            self.change("created", rel + "/")
+        self.op("mkdir", rel, mode)
+        self.folder(rel, opaque=False, real=False)
 
-def _same_content(a: Path, b: Path, size_a: int, size_b: int) -> bool:
-    if size_a != size_b:
-        return False
-    with a.open("rb") as fa, b.open("rb") as fb:
-        while True:
-            chunk = fa.read(1 << 20)
-            if chunk != fb.read(1 << 20):
-                return False
-            if not chunk:
-                return True
-
-
-def _diff(before: Path, after: Path) -> str:
-    try:
-        if max(before.stat().st_size, after.stat().st_size) > DIFF_MAX_BYTES:
-            return ""
-        old, new = before.read_bytes(), after.read_bytes()
-    except OSError:
-        return ""
-    if b"\x00" in old or b"\x00" in new:
-        return ""
-    lines = list(
-        difflib.unified_diff(
-            old.decode("utf-8", "replace").splitlines(),
-            new.decode("utf-8", "replace").splitlines(),
-            "before",
-            "after",
-            lineterm="",
+    def file(self, rel: str, st, before) -> None:
+        self.effect.bytes_written += st.st_size
+        first = self.inodes.setdefault(st.st_ino, rel) if st.st_nlink > 1 else rel
+        if before is None or not stat.S_ISREG(before.st_mode):
+            if before is None:
+                self.change("created", rel, None, st.st_size)
+            else:
+                self.delete(rel, before, kind="replaced")
+            self._write(rel, first, overwrite=False)
+            return
+        if first == rel and same_content(self.upper, self.real, rel):
+            if stat.S_IMODE(before.st_mode) != stat.S_IMODE(st.st_mode):
+                old, new = stat.S_IMODE(before.st_mode), stat.S_IMODE(st.st_mode)
+                modes = f"{old:o} → {new:o}"
+                self.change("permissions", rel, before.st_size, st.st_size, modes)
+                self.op("chmod", rel, new)
+            else:
+                self.change("touched", rel)
+                self.op("utime", rel, st.st_atime_ns, st.st_mtime_ns)
+            return
+        kind = "truncated" if st.st_size == 0 else "overwritten"
+        self.change(
+            kind, rel, before.st_size, st.st_size, diff(self.real, self.upper, rel)
         )
-    )
-    if len(lines) > DIFF_MAX_LINES:
-        lines = lines[:DIFF_MAX_LINES] + [f"… {len(lines) - DIFF_MAX_LINES} more"]
-    return "\n".join(lines)
+        self._write(rel, first, overwrite=True)
+
+    def _write(self, rel: str, first: str, *, overwrite: bool) -> None:
+        if first == rel:
+            self.op("copy", rel, overwrite)
+        else:
+            # A second name of a file the command made: a link, not a copy.
+            self.note(first)
+            self.op("link", rel, overwrite, first)
+
+    def symlink(self, rel: str, before) -> None:
+        with self.upper.at(rel) as (fd, name):
+            value = os.readlink(name, dir_fd=fd)
+        if before is not None:
+            if stat.S_ISLNK(before.st_mode):
+                with self.real.at(rel) as (fd, name):
+                    if os.readlink(name, dir_fd=fd) == value:
+                        return
+            self.delete(rel, before, kind="replaced")
+        else:
+            self.change("created", rel)
+        self.op("symlink", rel, value)
+
+    def delete(self, rel: str, before, kind: str = "deleted") -> None:
+        if before is not None and stat.S_ISDIR(before.st_mode):
+            count, size = tree_size(self.real, rel)
+            files = f"a directory of {count} files"
+            self.change(kind, rel + "/", size, None, files)
+        else:
+            self.change(kind, rel, before.st_size if before else None, None)
+        self.op("remove", rel)
+
+    def change(self, kind: str, rel: str, *sizes_and_diff) -> None:
+        self.effect.changes.append(Change(kind, self.path(rel), *sizes_and_diff))
+
+    def op(self, kind: str, rel: str, *args) -> None:
+        self.note(rel)
+        self.effect.ops.append((kind, self.layer, rel, *args))
+
+    def note(self, rel: str) -> None:
+        """Stamp ``rel`` and, lightly, every directory above it to the root."""
+        stamps = self.effect.stamps
+        parts = rel.split("/")
+        for depth in range(len(parts)):
+            above = "/".join(parts[:depth])
+            stamps.setdefault((self.layer, above), stamp(self.real, above, True))
+        key = (self.layer, rel)
+        if key not in stamps or (stamps[key] and len(stamps[key]) == 3):
+            stamps[key] = stamp(self.real, rel, False)
+
+    def path(self, rel: str) -> str:
+        return self.effect.path(self.layer, rel.rstrip("/")) + (
+            "/" if rel.endswith("/") else ""
+        )
+
+
+def _join(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name

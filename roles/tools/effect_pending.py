@@ -8,7 +8,13 @@ dirs hold the files it wrote::
     {"kind": "effect", "tool": "shell", "args": {"command": "rm a.txt"},
      "ask": {"tool": "shell", "command": "rm a.txt", "reason": "…", …},
      "output": "[exit code 0]\\n", "scratch": "/…/cmd-1a2b3c",
-     "effect": {"changes": […], "ops": [["remove", "/…/a.txt"]], "stamps": …}}
+     "effect": {"version": 2, "targets": ["/…/ws"], "uppers": ["/…/upper0"],
+                "changes": […], "ops": [["remove", 0, "a.txt"]],
+                "stamps": [[0, "a.txt", [33188, 23, …]], [0, "", [131, …]]], …}}
+
+An effect stored by an older version (absolute path strings, no version) is
+refused, never applied: its paths would be followed through whatever they
+became.
 
 ``kind`` "call" is a call gated before it ran (no sandbox, or ``write_file``
 onto an existing file): approved, it runs when settled.
@@ -16,28 +22,15 @@ onto an existing file): approved, it runs when settled.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from roles.toolloop import ToolError
 from roles.tools.effect import Change, Effect
 from roles.tools.sandbox import SandboxRun, remove_tree
 
-
-@dataclass(frozen=True)
-class Stat:
-    """What applying an effect reads of a file's stat: mode, owner and times."""
-
-    st_mode: int
-    st_uid: int
-    st_gid: int
-    st_atime_ns: int
-    st_mtime_ns: int
-
-    @classmethod
-    def of(cls, st: Any) -> Stat:
-        """Return the fields of an ``os.stat_result`` (or a Stat)."""
-        return cls(st.st_mode, st.st_uid, st.st_gid, st.st_atime_ns, st.st_mtime_ns)
+EFFECT_VERSION = 2
 
 
 def pending_call(ask: Any) -> dict:
@@ -78,40 +71,39 @@ def discard(pending: dict | None) -> None:
 def effect_to_data(effect: Effect) -> dict:
     """Return an Effect as JSON-ready data."""
     return {
+        "version": EFFECT_VERSION,
+        "targets": list(effect.targets),
+        "uppers": list(effect.uppers),
         "changes": [c.as_dict() for c in effect.changes],
-        "ops": [_op_to_data(op) for op in effect.ops],
-        "stamps": {p: list(s) if s else None for p, s in effect.stamps.items()},
+        "ops": [list(op) for op in effect.ops],
+        "stamps": [
+            [layer, rel, list(s) if s is not None else None]
+            for (layer, rel), s in effect.stamps.items()
+        ],
         "skipped": list(effect.skipped),
+        "refused": list(effect.refused),
         "bytes_written": effect.bytes_written,
     }
 
 
 def effect_from_data(data: dict) -> Effect:
-    """Return the Effect ``effect_to_data`` wrote."""
+    """Return the Effect ``effect_to_data`` wrote; refuse an older format."""
+    if data.get("version") != EFFECT_VERSION:
+        raise ToolError(
+            "this waiting command's effect was stored by an older version that "
+            "named its files by path strings; it is not applied: run the "
+            "command again"
+        )
     return Effect(
         changes=[Change(**c) for c in data["changes"]],
-        ops=[_op_from_data(op) for op in data["ops"]],
-        stamps={p: tuple(s) if s else None for p, s in data["stamps"].items()},
+        ops=[tuple(op) for op in data["ops"]],
+        stamps={
+            (layer, rel): tuple(s) if s is not None else None
+            for layer, rel, s in data["stamps"]
+        },
         skipped=list(data["skipped"]),
+        refused=list(data["refused"]),
         bytes_written=data["bytes_written"],
+        targets=list(data["targets"]),
+        uppers=list(data["uppers"]),
     )
-
-
-def _op_to_data(op: tuple) -> list:
-    kind = op[0]
-    if kind in ("mkdir", "utime"):
-        return [kind, str(op[1]), asdict(Stat.of(op[2]))]
-    if kind == "chmod":
-        return [kind, str(op[1]), op[2]]
-    return [kind, *(str(part) for part in op[1:])]
-
-
-def _op_from_data(data: list) -> tuple:
-    kind = data[0]
-    if kind in ("mkdir", "utime"):
-        return (kind, Path(data[1]), Stat(**data[2]))
-    if kind == "chmod":
-        return (kind, Path(data[1]), data[2])
-    if kind == "symlink":
-        return (kind, data[1], Path(data[2]))
-    return (kind, *(Path(part) for part in data[1:]))

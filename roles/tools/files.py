@@ -3,6 +3,8 @@
 A path is resolved (``~`` expanded, relative paths taken from the workspace,
 symlinks followed) and must then lie inside one of the roots; ``..`` and
 symlinks that lead out are refused with a message naming where they lead.
+``read_text`` and ``write_text`` (``roles.tools.fileio``) then reach the
+resolved path beneath its root: a symlink swapped in on its way is refused.
 """
 
 from __future__ import annotations
@@ -14,12 +16,23 @@ from pathlib import Path
 
 from roles.toolloop import ToolError
 from roles.tools.access import OPEN, READ, SEARCH, Access
+from roles.tools.fileio import READ_LIMIT, read_text, write_text
 from roles.tools.holding import SCAN_LIMIT, is_hidden, lines_holding, shown
+
+__all__ = [
+    "GLOB_LIMIT",
+    "READ_LIMIT",
+    "glob_files",
+    "namesakes",
+    "not_found",
+    "read_text",
+    "resolve_confined",
+    "write_text",
+]
 
 # A "**" pattern over a huge tree stops scanning at SCAN_LIMIT; the count says
 # "more".
 GLOB_LIMIT = 500
-READ_LIMIT = 200_000
 # A missing file's error names up to NEAR_LIMIT files of its name, NEAR_DEPTH
 # levels below the nearest existing directory.
 NEAR_LIMIT = 3
@@ -192,40 +205,6 @@ def namesakes(
         if len(found) >= NEAR_LIMIT or seen >= SCAN_LIMIT:
             break
     return found, alike
-
-
-def read_text(path: Path, *, limit: int = READ_LIMIT) -> str:
-    """Return up to ``limit`` bytes of a text file, noting any truncation."""
-    if not path.exists():
-        raise ToolError(f"no such file: {path}")
-    if not path.is_file():
-        raise ToolError(f"not a regular file: {path}")
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as err:
-        raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
-    if b"\x00" in data[:8192]:
-        raise ToolError(f"{path} looks like a binary file; read_file returns text")
-    text = data[:limit].decode("utf-8", errors="replace")
-    if len(data) > limit:
-        size = path.stat().st_size
-        text += f"\n[file truncated: showing {limit} of {size} bytes]"
-    return text
-
-
-def write_text(path: Path, content: str) -> str:
-    """Write ``content`` to ``path``, creating parent directories."""
-    if not isinstance(content, str):
-        raise ToolError("content must be a string")
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    except OSError as err:
-        raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
-    return f"wrote {len(content.encode('utf-8'))} bytes to {path}"
 
 
 def _stem(name: str) -> str:

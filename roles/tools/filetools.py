@@ -88,7 +88,7 @@ class FileTools:
         path = self.path(args["path"])
         if not path.exists():
             raise ToolError(self._not_found(path))
-        return files.read_text(path, limit=limit)
+        return files.read_text(path, limit=limit, roots=self.roots)
 
     def elsewhere(self, name: str, args: Any) -> str:
         """Return "; files named … under …" when a refused read names a missing

@@ -6,9 +6,11 @@ Without a sandbox ``gate`` asks before a shell command the syntactic check of
 applying it (``roles.tools.effect``); ``hidden_notes`` says why a failed command
 could not see a path the sandbox hides.
 
-A file this toolbox made itself (``write_file`` onto nothing, or a command's
-created file) is its own: overwriting or deleting it loses nothing that was
-there before the subtask, so it is not put to the operator (``made``).
+A file the run wrote itself (``write_file`` onto nothing, or a command's
+created file) is its own while it holds exactly what the run wrote (a content
+mark, ``roles.tools.made``): overwriting or deleting it loses nothing that was
+there before the run, so it is not put to the operator. A command that made a
+fifo, socket or device has nothing of its effect applied (``refused``).
 
 The operator's answer comes back from ``approve`` at once, or later: ``approve``
 raises ToolPaused, which leaves here carrying the call as plain data
@@ -28,6 +30,7 @@ from roles.safety import check_shell, check_write
 from roles.toolloop import ToolError, ToolPaused
 from roles.tools.effect import EffectConflict, apply_effect
 from roles.tools.effect_pending import pending_call, pending_effect, sandbox_run
+from roles.tools.made import Made
 from roles.tools.sandbox import SandboxRun
 from roles.tools.shell import parse_shell_output
 
@@ -53,8 +56,8 @@ class Law1:
     approve: Callable[[ApprovalAsk], bool]
     is_cancelled: Callable[[], bool]
     resolve: Callable[[str], Path]
-    # The real paths of the files this toolbox created (filled as it goes).
-    made: set[str] = field(default_factory=set)
+    # The content marks of the files the run wrote (filled as it goes).
+    made: Made = field(default_factory=Made)
 
     def gate(self, name: str, args: dict) -> str | None:
         """Return the Law 1 denial text, or None when the call may run."""
@@ -64,7 +67,8 @@ class Law1:
         elif name == "write_file":
             path = self.resolve(args["path"])
             command = f"write_file {path}"
-            reason = None if str(path) in self.made else check_write(str(path))
+            own = self.made.is_own(str(path))
+            reason = None if own else check_write(str(path))
         else:
             return None
         if reason is None:
@@ -75,7 +79,9 @@ class Law1:
     def judge(self, command: str, args: dict, done: SandboxRun) -> str:
         """Apply the command's effect, asking the operator first when destructive."""
         effect = done.effect
-        if all(change.path in self.made for change in effect.destructive):
+        if effect.refused:
+            raise ToolError(refusal(effect, done.output))
+        if all(self.made.is_own(change.path) for change in effect.destructive):
             return self.settle(command, done)
         warning = check_shell(command, cwd=str(self.workspace))
         reason = f"the command {effect.summary()}"
@@ -112,16 +118,29 @@ class Law1:
                 f"changed:\n{effect.describe()}\n"
                 f"[output of the discarded run]\n{done.output}"
             )
+        if effect.refused:
+            raise ToolError(refusal(effect, done.output))
+        own = {c.path for c in effect.changes if self.made.is_own(c.path)}
         try:
-            apply_effect(effect)
+            written = apply_effect(effect)
         except EffectConflict as err:
             raise ToolError(str(err)) from None
         except OSError as err:
-            message = f"the command's effect could not be applied: {err}"
+            message = f"the command's effect could not be applied, nothing was: {err}"
             raise ToolError(message) from err
-        self.made.update(c.path for c in effect.changes if c.kind == "created")
+        self._mark(effect, written, own)
         notes = [*effect.skipped, *self.hidden_notes(command, done.output)]
         return "\n".join([done.output.rstrip("\n"), *notes]) if notes else done.output
+
+    def _mark(self, effect, written: dict, own: set[str]) -> None:
+        """Mark what the run wrote: its created files and own files rewritten."""
+        for change in effect.changes:
+            if change.kind in ("deleted", "replaced"):
+                self.made.forget(change.path)
+        created = {c.path for c in effect.changes if c.kind == "created"}
+        for path, mark in written.items():
+            if path in created or path in own:
+                self.made.wrote_file(path, mark)
 
     def _ask(self, ask: ApprovalAsk, done: SandboxRun | None = None) -> bool:
         """Put ``ask`` to the operator; a pause carries the call, or its effect."""
@@ -152,3 +171,13 @@ class Law1:
                     "are hidden from commands"
                 ]
         return []
+
+
+def refusal(effect, output: str) -> str:
+    """Return why a command that made special files has no effect applied."""
+    made = "; ".join(effect.refused[:5])
+    return (
+        f"[sandbox] the command made {made}: a fifo, socket or device is not "
+        "applied to the real files, so nothing of its effect was applied\n"
+        f"[output of the discarded run]\n{output}"
+    )

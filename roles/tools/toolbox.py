@@ -38,9 +38,10 @@ from roles.tools import files, web
 from roles.tools.access import for_policy
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
+from roles.tools.made import Made
 from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
-from roles.tools.sandbox import Sandbox, give_to_sandbox
+from roles.tools.sandbox import Sandbox
 from roles.tools.shell import kill_group, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
 from roles.tools.spoiled import Spoiled
@@ -144,8 +145,8 @@ class Toolbox:
         )
 
     @property
-    def made(self) -> set[str]:
-        """Return the real paths of the files this subtask made (Law 1 asks not)."""
+    def made(self) -> Made:
+        """Return the marks of the files the run wrote (Law 1 asks not)."""
         return self._law1.made
 
     def specs(self) -> list[ToolSpec]:
@@ -299,14 +300,15 @@ class Toolbox:
                 done.discard()
 
     def _write(self, path: Path, content: str) -> str:
-        missing = [p for p in (path, *path.parents) if not p.exists()]
-        output = files.write_text(path, content)
+        own = self.made.is_own(str(path))
+        policy = self.sandbox.policy if self.sandbox else None
+        give = policy.uid if policy and not policy.rootless else None
+        output, mark, created = files.write_text(
+            path, content, roots=self.roots, give=give
+        )
         self.spoiled.wrote(path)
-        if missing:
-            self._law1.made.add(str(path))
-        if self.sandbox is not None:
-            for created in missing:
-                give_to_sandbox(created, self.sandbox.policy)
+        if created or own:
+            self.made.wrote_file(str(path), mark)
         return output
 
     def _record(self, name: str, args: Any, output: str, *, error: bool = False):

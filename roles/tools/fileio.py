@@ -1,0 +1,139 @@
+"""Reading and writing one file for the file tools, beneath its allowed root.
+
+``read_file`` and ``write_file`` run in the worker, as root when it is. The path
+they are given was resolved and confined (``files.resolve_confined``), but a
+directory on its way may be swapped for a symlink before the file is opened:
+both reach the path beneath the innermost allowed root that holds it
+(``roles.tools.beneath``), so such a swap is refused and nothing is read or
+written elsewhere. A write is made with the rights of the root's owner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from roles.toolloop import ToolError
+from roles.tools.beneath import O_PATH, NotBeneath, Root, as_owner
+
+READ_LIMIT = 200_000
+
+
+def beneath(path: Path, roots: Sequence[Path] = ()) -> tuple[Path, str]:
+    """Return the innermost of ``roots`` holding ``path`` and the path below it
+    (without roots, the path's own directory)."""
+    holding = [Path(r) for r in roots if path.is_relative_to(r)]
+    root = max(holding, key=lambda r: len(r.parts)) if holding else path.parent
+    rel = path.relative_to(root).as_posix()
+    return root, "" if rel == "." else rel
+
+
+def _moved(path: Path, verb: str) -> ToolError:
+    done = {"read": "read", "write": "written"}[verb]
+    return ToolError(
+        f"cannot {verb} {path}: a symlink or mount point appeared on its way "
+        f"since it was resolved; nothing was {done}"
+    )
+
+
+def read_text(
+    path: Path, *, limit: int = READ_LIMIT, roots: Sequence[Path] = ()
+) -> str:
+    """Return up to ``limit`` bytes of a text file, noting any truncation."""
+    root, rel = beneath(path, roots)
+    try:
+        with Root(root) as top:
+            fd = top.open(rel, os.O_RDONLY | os.O_NONBLOCK)
+    except NotBeneath:
+        raise _moved(path, "read") from None
+    except FileNotFoundError:
+        raise ToolError(f"no such file: {path}") from None
+    except OSError as err:
+        raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(fd).st_size
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolError(f"not a regular file: {path}")
+        try:
+            data = handle.read(limit + 1)
+        except OSError as err:
+            raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{path} looks like a binary file; read_file returns text")
+    text = data[:limit].decode("utf-8", errors="replace")
+    if len(data) > limit:
+        text += f"\n[file truncated: showing {limit} of {size} bytes]"
+    return text
+
+
+def write_text(
+    path: Path, content: str, *, roots: Sequence[Path] = (), give: int | None = None
+) -> tuple[str, list | None, bool]:
+    """Write ``content`` to ``path`` beneath its root as the root's owner,
+    creating parent directories (given to uid ``give``, as the file when it
+    is made); return the message, the content mark written and whether the
+    file was made."""
+    if not isinstance(content, str):
+        raise ToolError("content must be a string")
+    data = content.encode("utf-8")
+    root, rel = beneath(path, roots)
+    try:
+        with Root(root) as top, as_owner(*top.owner):
+            made = _parents(top, rel)
+            fd, created = _open_for_write(top, rel, path)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
+            if give is not None and os.geteuid() == 0:
+                _give(top, made + ([rel] if created else []), give)
+    except NotBeneath:
+        raise _moved(path, "write") from None
+    except IsADirectoryError:
+        raise ToolError(f"{path} is a directory") from None
+    except OSError as err:
+        raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
+    mark = [hashlib.sha256(data).hexdigest(), len(data), st.st_ino]
+    written = f"wrote {len(data)} bytes to {path}"
+    return written, mark if st.st_nlink == 1 else None, created
+
+
+def _parents(top: Root, rel: str) -> list[str]:
+    """Make the missing directories above ``rel``; return those made."""
+    made, parts = [], rel.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        if top.lstat(folder) is None:
+            top.mkdir(folder, 0o755)
+            made.append(folder)
+    return made
+
+
+def _open_for_write(top: Root, rel: str, path: Path) -> tuple[int, bool]:
+    flags = os.O_WRONLY | os.O_NONBLOCK
+    try:
+        return top.open(rel, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+    except FileExistsError:
+        fd = top.open(rel, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolError(f"not a regular file: {path}")
+    os.ftruncate(fd, 0)
+    return fd, False
+
+
+def _give(top: Root, rels: list[str], uid: int) -> None:
+    """Give what write_file made to the sandbox's uid (root's chown, by fd)."""
+    with as_owner(0, 0):
+        for rel in rels:
+            fd = top.open(rel, O_PATH)
+            try:
+                os.chown(f"/proc/self/fd/{fd}", uid, uid)
+            finally:
+                os.close(fd)
