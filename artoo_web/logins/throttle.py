@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db.models import Case, F, Q, Value, When
 
 from artoo_web.logins.models import Kind, LoginCounter
 
@@ -88,24 +88,32 @@ def find_lock(keys: list[Key], now: datetime) -> Lock | None:
 
 def record_failure(keys: list[Key], address: str, now: datetime) -> Lock | None:
     """Count one failure under each key; return the lock it makes, if any."""
-    with transaction.atomic():
-        for key in sorted(keys, key=lambda k: k.digest):
-            count(key, address, now)
+    for key in keys:
+        count(key, address[:64], now)
     return find_lock(keys, now)
 
 
 def count(key: Key, address: str, now: datetime) -> None:
-    defaults = {"kind": key.kind, "username": key.username[:150], "last_failure": now}
-    row, _ = LoginCounter.objects.select_for_update().get_or_create(
+    defaults = {
+        "kind": key.kind,
+        "username": key.username[:150],
+        "address": address,
+        "failures": 1,
+        "last_failure": now,
+    }
+    _, created = LoginCounter.objects.get_or_create(
         digest=key.digest, defaults=defaults
     )
-    # Failures older than a cool-off no longer run "in a row".
-    if row.last_failure + limits(key.kind)[1] <= now:
-        row.failures = 0
-    row.failures += 1
-    row.last_failure = now
-    row.address = address[:64]
-    row.save(update_fields=["failures", "last_failure", "address"])
+    if created:
+        return
+    # One statement, so that concurrent failures are all counted; failures
+    # older than a cool-off no longer run "in a row".
+    stale = Q(last_failure__lte=now - limits(key.kind)[1])
+    LoginCounter.objects.filter(digest=key.digest).update(
+        failures=Case(When(stale, then=Value(1)), default=F("failures") + 1),
+        last_failure=now,
+        address=address,
+    )
 
 
 def clear(key: Key) -> None:

@@ -240,3 +240,11 @@ def test_staff_lift_a_users_locks_with_unlock_login(client, user):
     call_command("unlock_login", "alice", stdout=out)
     assert "alice: 1 failed log-in counter(s) cleared" in out.getvalue()
     assert log_in(client, "alice", "alice-pass-123").status_code == 302
+
+
+def test_with_the_throttle_off_nothing_is_counted_or_locked(client, user, settings):
+    settings.ARTOO_LOGIN_THROTTLE = False
+    assert fail_six_times(client, "alice") == [200] * 6
+    assert log_in(client, "alice", "alice-pass-123").status_code == 302
+    assert not LoginCounter.objects.exists()
+    assert DEVICE not in client.cookies
