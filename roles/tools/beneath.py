@@ -189,6 +189,11 @@ class Root:
         with self.at(rel) as (fd, name):
             remove_at(fd, name)
 
+    def rmdir(self, rel: str) -> None:
+        """Remove the empty directory ``rel``."""
+        with self.at(rel) as (fd, name):
+            os.rmdir(name, dir_fd=fd)
+
     def symlink(self, value: str, rel: str) -> None:
         """Make the symlink ``rel`` pointing at ``value`` (never written through)."""
         with self.at(rel) as (fd, name):

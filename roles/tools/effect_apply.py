@@ -86,6 +86,7 @@ def apply_effect(effect: Effect) -> dict[str, list | None]:
         try:
             applying.run()
         except BaseException as err:
+            applying.drop_staged()  # first, so the directories made are empty
             if not applying.undo():
                 raise EffectConflict(
                     f"{err}; undoing the part applied failed: some of the effect "
@@ -99,6 +100,17 @@ def apply_effect(effect: Effect) -> dict[str, list | None]:
 
 def _waited(path: str, what: str = "changed") -> str:
     return f"{path} {what} while the command's effect waited; nothing applied"
+
+
+def _safe(mode: int) -> int:
+    """Return a file's mode without set-uid/gid: the owner applying it (root in
+    a root-owned layer) never hands its identity to what a command wrote."""
+    return stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID)
+
+
+def _is_file(root: Root, rel: str) -> bool:
+    st = root.lstat(rel)
+    return st is not None and stat.S_ISREG(st.st_mode)
 
 
 def _root(effect: Effect, layer: int) -> Root:
@@ -117,6 +129,7 @@ class _Apply:
         self.token = uuid.uuid4().hex[:8]
         self.staged: dict[tuple[int, str], str] = {}
         self.cleared: set[tuple[int, str]] = set()
+        self.removed = {(op[1], op[2]) for op in effect.ops if op[0] == "remove"}
         self.steps: list[tuple[int, Callable[[], None]]] = []
         self.trash: list[tuple[int, str]] = []
         self.marks: dict[str, list | None] = {}
@@ -153,12 +166,12 @@ class _Apply:
     def _mkdir(self, op: tuple) -> None:
         _, layer, rel, mode = op
         root = self.targets[layer]
-        if root.lstat(rel) is not None:
+        if (layer, rel) in self.removed and root.lstat(rel) is not None:
             # What the directory replaces goes aside now (its removal was asked).
             self._remove(layer, rel)
             self.cleared.add((layer, rel))
         root.mkdir(rel, mode)
-        self._did(layer, lambda: root.unlink(rel))
+        self._did(layer, lambda: root.rmdir(rel))
 
     def _stage(self, op: tuple) -> None:
         layer, rel = op[1], op[2]
@@ -174,7 +187,7 @@ class _Apply:
             try:
                 digest = hashlib.sha256() if st.st_size <= MARK_MAX_BYTES else None
                 copy_sparse(src, dst, st.st_size, digest)
-                os.fchmod(dst, stat.S_IMODE(st.st_mode))
+                os.fchmod(dst, _safe(st.st_mode))
                 os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
                 ino = os.fstat(dst).st_ino
             finally:
@@ -201,7 +214,7 @@ class _Apply:
             self._did(layer, lambda: root.unlink(rel))
         elif kind == "chmod":
             old = stat.S_IMODE(root.lstat(rel).st_mode)
-            root.chmod(rel, op[3])
+            root.chmod(rel, _safe(op[3]) if _is_file(root, rel) else op[3])
             self._did(layer, lambda: root.chmod(rel, old))
         elif kind == "utime":
             root.utime(rel, op[3], op[4])
@@ -242,12 +255,18 @@ class _Apply:
                 undone = False
         return undone
 
+    def drop_staged(self) -> None:
+        """Remove the staged files not renamed in."""
+        self._remove_all([(layer, tmp) for (layer, _), tmp in self.staged.items()])
+        self.staged.clear()
+
     def clean(self) -> None:
         """Remove what was moved aside and any staged file left over."""
-        leftovers = self.trash + [
-            (layer, tmp) for (layer, _), tmp in self.staged.items()
-        ]
-        for layer, rel in leftovers:
+        self.drop_staged()
+        self._remove_all(self.trash)
+
+    def _remove_all(self, names: list[tuple[int, str]]) -> None:
+        for layer, rel in names:
             try:
                 with as_owner(*self.owners[layer]):
                     self.targets[layer].unlink(rel)

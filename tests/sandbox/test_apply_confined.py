@@ -316,3 +316,29 @@ def test_read_and_write_file_never_pass_a_symlink_swapped_in(
 
     assert secret.read_text() == "root's\n"
     assert sorted(os.listdir(outside)) == ["note.txt"]
+
+
+def test_a_set_uid_bit_is_never_applied(policy, workspace):
+    toolbox = make_toolbox(policy, workspace, Operator(True))
+    toolbox.call("shell", {"command": "cp /bin/true t && chmod 6755 t"})
+    assert (workspace / "t").stat().st_mode & 0o7777 == 0o755
+    toolbox.call("shell", {"command": "chmod 4755 t"})
+    assert (workspace / "t").stat().st_mode & 0o7777 == 0o755
+
+
+def test_a_failed_pass_restores_what_it_replaced_and_removed(policy, workspace):
+    toolbox = make_toolbox(policy, workspace, Operator(True))
+    command = "rm other.txt && echo new > victim.txt && mkdir m && echo z > zz.txt"
+    done = run(toolbox, command)
+    done.effect.stamps.clear()  # held after the check
+    (workspace / "zz.txt").write_text("theirs\n")  # the last one renamed in
+
+    with pytest.raises(EffectConflict, match="zz.txt appeared while"):
+        apply_effect(done.effect)
+    done.discard()
+
+    assert (workspace / "victim.txt").read_text() == VICTIM_TEXT
+    assert (workspace / "other.txt").read_text() == "other\n"
+    assert (workspace / "zz.txt").read_text() == "theirs\n"
+    assert not (workspace / "m").exists()
+    assert not [p for p in os.listdir(workspace) if "artoo-stage" in p]
