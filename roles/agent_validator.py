@@ -64,7 +64,8 @@ NO_EVIDENCE_TODO = (
 )
 ENVIRONMENTAL = re.compile(
     r"(permission denied|no such file|not found|not exist|connection refused|"
-    r"timed? ?out|network error|command not found|\[LAW1\])",
+    r"timed? ?out|network error|network is unreachable|could not resolve|"
+    r"couldn't connect|name resolution|command not found|\[LAW1\])",
     re.IGNORECASE,
 )
 

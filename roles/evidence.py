@@ -45,8 +45,9 @@ _DECODER = json.JSONDecoder()
 # generic error words).
 _FAILED_OUTPUT = re.compile(
     r"(^error\b|\berror:|\[LAW1\]|permission denied|no such file|not found|"
-    r"not exist|connection refused|timed? ?out|network error|exit (code|status) "
-    r"[1-9]|traceback \(most recent call last\))",
+    r"not exist|connection refused|timed? ?out|network error|network is "
+    r"unreachable|could not resolve|couldn't connect|name resolution|"
+    r"exit (code|status) [1-9]|traceback \(most recent call last\))",
     re.IGNORECASE,
 )
 

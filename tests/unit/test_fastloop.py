@@ -290,3 +290,22 @@ def test_a_read_of_a_missing_file_with_nothing_named_stops_the_subtask(tmp_path)
         subtask_id="s1", status="failed", output="no such file", tool_calls=[shown]
     )
     assert validated(result, tmp_path).verdict == "failed"
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "curl: (6) Could not resolve host: example.org",
+        "curl: (7) Couldn't connect to server",
+        "bash: connect: Network is unreachable",
+        "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+    ],
+)
+def test_what_a_command_without_network_prints_is_an_environmental_cause(output):
+    # Commands run in a network namespace of their own by default: these are
+    # what a fetch from the shell prints there, whatever the program.
+    from roles.agent_validator import ENVIRONMENTAL
+    from roles.evidence import _FAILED_OUTPUT
+
+    assert ENVIRONMENTAL.search(output)
+    assert _FAILED_OUTPUT.search(output)
