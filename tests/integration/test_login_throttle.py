@@ -195,7 +195,7 @@ def test_a_spray_across_usernames_cools_the_address_off_for_unknown_browsers(
     assert last.status_code == 429
     assert ADDRESS_LOCKED in last.content.decode()
     assert "locked for 5 minutes" in last.content.decode()
-    assert int(last["Retry-After"]) == settings.ARTOO_LOGIN_ADDRESS_COOLOFF_S
+    assert 0 < int(last["Retry-After"]) <= settings.ARTOO_LOGIN_ADDRESS_COOLOFF_S
     # Every unknown browser there is cooled off, a right password too...
     refused = log_in(Client(), "bob", "bob-pass-123")
     assert refused.status_code == 429
