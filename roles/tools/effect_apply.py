@@ -67,18 +67,23 @@ def stamp(root: Root, rel: str, light: bool) -> tuple | None:
     )
 
 
-def apply_effect(effect: Effect) -> dict[str, list | None]:
+def apply_effect(
+    effect: Effect, checked: Callable[[], None] | None = None
+) -> dict[str, list | None]:
     """Apply the effect beneath its layers; raise EffectConflict and apply
     nothing when a path it touches changed since the command ran. Return the
-    content mark (``roles.tools.made``) of each file written, by path."""
+    content mark (``roles.tools.made``) of each file written, by path.
+
+    ``checked`` is called once the stamps are checked, before any write: the
+    moment a race would strike (tests hold the apply there).
+    """
     with ExitStack() as stack:
         targets = [
             stack.enter_context(_root(effect, i)) for i in range(len(effect.targets))
         ]
-        for (layer, rel), was in effect.stamps.items():
-            light = was is not None and len(was) == 3
-            if stamp(targets[layer], rel, light) != was:
-                raise EffectConflict(_waited(effect.path(layer, rel)))
+        _check(effect, targets)
+        if checked is not None:
+            checked()
         uppers = (
             [stack.enter_context(Root(u)) for u in effect.uppers] if effect.ops else []
         )
@@ -96,6 +101,13 @@ def apply_effect(effect: Effect) -> dict[str, list | None]:
         finally:
             applying.clean()
         return applying.marks
+
+
+def _check(effect: Effect, targets: list[Root]) -> None:
+    for (layer, rel), was in effect.stamps.items():
+        light = was is not None and len(was) == 3
+        if stamp(targets[layer], rel, light) != was:
+            raise EffectConflict(_waited(effect.path(layer, rel)))
 
 
 def _waited(path: str, what: str = "changed") -> str:

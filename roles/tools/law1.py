@@ -120,7 +120,7 @@ class Law1:
             )
         if effect.refused:
             raise ToolError(refusal(effect, done.output))
-        own = {c.path for c in effect.changes if self.made.is_own(c.path)}
+        own = self._own(effect, asked=ask is not None)
         try:
             written = apply_effect(effect)
         except EffectConflict as err:
@@ -131,6 +131,17 @@ class Law1:
         self._mark(effect, written, own)
         notes = [*effect.skipped, *self.hidden_notes(command, done.output)]
         return "\n".join([done.output.rstrip("\n"), *notes]) if notes else done.output
+
+    def _own(self, effect, *, asked: bool) -> set[str]:
+        """Return the changed paths that are the run's own; unasked, every
+        destructive change must still be (else someone rewrote it meanwhile)."""
+        own = {c.path for c in effect.changes if self.made.is_own(c.path)}
+        if not asked and any(c.path not in own for c in effect.destructive):
+            raise ToolError(
+                "a file of the run's own changed while the command's effect "
+                "waited; nothing applied"
+            )
+        return own
 
     def _mark(self, effect, written: dict, own: set[str]) -> None:
         """Mark what the run wrote: its created files and own files rewritten."""

@@ -107,13 +107,14 @@ def test_an_own_directory_swapped_after_the_check_is_refused_beneath(
     toolbox = make_toolbox(policy, workspace, Operator(False))
     toolbox.call("shell", {"command": "mkdir d"})
     done = run(toolbox, "echo pwn > d/pwn.txt")
-    swap_for_symlink(workspace / "d", outside)
-    # Held between the stamps' check and the writes: the apply itself never
-    # follows the symlink, whatever the stamps said.
-    done.effect.stamps.clear()
 
-    with pytest.raises(EffectConflict, match="nothing applied"):
-        apply_effect(done.effect)
+    # Held once the stamps are checked, before any write: the apply itself
+    # never follows the symlink swapped in then.
+    def swap():
+        swap_for_symlink(workspace / "d", outside)
+
+    with pytest.raises(EffectConflict, match="d/pwn.txt changed while"):
+        apply_effect(done.effect, checked=swap)
     done.discard()
 
     assert os.listdir(outside) == []
@@ -160,11 +161,12 @@ def test_a_created_file_that_appeared_meanwhile_is_a_conflict(policy, workspace)
 def test_a_file_appearing_between_check_and_rename_undoes_the_pass(policy, workspace):
     toolbox = make_toolbox(policy, workspace, Operator(False))
     done = run(toolbox, "echo A > a.txt && echo A > report.txt")
-    done.effect.stamps.clear()  # held after the check, as the race would be
-    (workspace / "report.txt").write_text("B's report\n")
+
+    def appear():
+        (workspace / "report.txt").write_text("B's report\n")
 
     with pytest.raises(EffectConflict, match="appeared while"):
-        apply_effect(done.effect)
+        apply_effect(done.effect, checked=appear)
     done.discard()
 
     assert (workspace / "report.txt").read_text() == "B's report\n"
@@ -330,11 +332,12 @@ def test_a_failed_pass_restores_what_it_replaced_and_removed(policy, workspace):
     toolbox = make_toolbox(policy, workspace, Operator(True))
     command = "rm other.txt && echo new > victim.txt && mkdir m && echo z > zz.txt"
     done = run(toolbox, command)
-    done.effect.stamps.clear()  # held after the check
-    (workspace / "zz.txt").write_text("theirs\n")  # the last one renamed in
+
+    def appear():  # the last file renamed in
+        (workspace / "zz.txt").write_text("theirs\n")
 
     with pytest.raises(EffectConflict, match="zz.txt appeared while"):
-        apply_effect(done.effect)
+        apply_effect(done.effect, checked=appear)
     done.discard()
 
     assert (workspace / "victim.txt").read_text() == VICTIM_TEXT
