@@ -91,6 +91,7 @@ class Toolbox:
         http_timeout_s: float = 15,
         serper_api_key: str = "",
         fetch_max_bytes: int = 2_000_000,
+        fetch_local: bool = False,
         search_url: str = web.DDG_URL,
         serper_url: str = web.SERPER_URL,
         kill_grace_s: float = 2.0,
@@ -115,6 +116,11 @@ class Toolbox:
         self.cancelled = cancelled
         self.serper_api_key = serper_api_key
         self.search_url, self.serper_url = search_url, serper_url
+        # One switch lets a run reach this machine's services: the sandbox's
+        # network mode "host" opens them to fetch_url as well as to commands.
+        self.fetch_local = fetch_local or bool(
+            sandbox and sandbox.policy.network == "host"
+        )
         self.limits = _Limits(
             shell_timeout_s,
             output_cap,
@@ -234,6 +240,7 @@ class Toolbox:
             args["url"],
             timeout_s=limits.http_timeout_s,
             max_bytes=limits.fetch_max_bytes,
+            local_ok=self.fetch_local,
         )
 
     def _shell(self, command: str) -> str:

@@ -19,6 +19,7 @@ import urllib.request
 from html.parser import HTMLParser
 
 from roles.toolloop import ToolError
+from roles.tools import fetch_guard
 
 DDG_URL = "https://html.duckduckgo.com/html/"
 SERPER_URL = "https://google.serper.dev/search"
@@ -53,6 +54,7 @@ class _NoOddRedirects(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoOddRedirects)
+_PUBLIC_OPENER = fetch_guard.opener(_NoOddRedirects)
 
 
 def search(
@@ -78,15 +80,30 @@ def search(
     return "\n\n".join("\n".join(p for p in r if p) for r in results[:MAX_RESULTS])
 
 
-def fetch_url(url: str, *, timeout_s: float = 15, max_bytes: int = 2_000_000) -> str:
-    """Return the text of an http(s) page, extracted from HTML when needed."""
+def fetch_url(
+    url: str,
+    *,
+    timeout_s: float = 15,
+    max_bytes: int = 2_000_000,
+    local_ok: bool = False,
+) -> str:
+    """Return the text of an http(s) page, extracted from HTML when needed.
+
+    Only public addresses are reached, on every redirect hop, unless ``local_ok``
+    (the operator's ``ARTOO_SANDBOX_NETWORK=host``) lets this machine's services
+    and its private network be fetched too.
+    """
     if not isinstance(url, str) or not url.strip():
         raise ToolError("url must be a non-empty string")
     parts = urllib.parse.urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ToolError(f"fetch_url takes http or https URLs only, got {url!r}")
+    opener = _OPENER if local_ok else _PUBLIC_OPENER
     try:
-        body, ctype, charset = _get(url.strip(), timeout_s, max_bytes)
+        body, ctype, charset = _get(url.strip(), timeout_s, max_bytes, opener=opener)
+    except fetch_guard.Refused as refused:
+        hop = f" (redirected to {refused.url})" if refused.url != url.strip() else ""
+        raise ToolError(f"fetch refused{hop}: {refused}") from None
     except (OSError, ValueError, http.client.HTTPException) as err:
         raise ToolError(f"fetch failed for {url}: {_describe(err)}") from None
     data, cut = body[:max_bytes], len(body) > max_bytes
@@ -137,13 +154,13 @@ class _TextParser(HTMLParser):
         return "".join(self._parts).split("\n")
 
 
-def _get(url: str, timeout_s: float, max_bytes: int, **kwargs) -> tuple:
+def _get(url: str, timeout_s: float, max_bytes: int, opener=_OPENER, **kwargs) -> tuple:
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         raise ValueError(f"only http and https URLs are fetched, not {url!r}")
     headers = {"User-Agent": USER_AGENT, **kwargs.pop("headers", {})}
     # The scheme is checked just above, and redirects by _NoOddRedirects.
     request = urllib.request.Request(url, headers=headers, **kwargs)  # noqa: S310
-    with _OPENER.open(request, timeout=timeout_s) as response:
+    with opener.open(request, timeout=timeout_s) as response:
         body = response.read(max_bytes + 1)
         ctype = response.headers.get_content_type() if response.headers else ""
         if not response.headers.get("Content-Type"):

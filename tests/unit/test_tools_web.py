@@ -1,4 +1,9 @@
-"""Web tools against local servers only: never the internet."""
+"""Web tools against local servers only: never the internet.
+
+The fetch tests reach their loopback site through the operator's opt-in
+(``fetch_local``); without it fetch_url refuses this machine's addresses
+(tests/unit/test_fetch_confined.py).
+"""
 
 from __future__ import annotations
 
@@ -139,20 +144,21 @@ def test_fetch_url_extracts_the_visible_text(tmp_path, site):
         b"<h1>Title</h1><p>First &amp; second</p><style>p{}</style></body></html>"
     )
     server = site(page)
-    text = Toolbox(tmp_path).call("fetch_url", {"url": server.url})
+    text = Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
     assert text == "Title\nFirst & second"
 
 
 def test_fetch_url_returns_plain_text_as_is(tmp_path, site):
     server = site(b"line one\nline two", ctype="text/plain")
     assert (
-        Toolbox(tmp_path).call("fetch_url", {"url": server.url}) == "line one\nline two"
+        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
+        == "line one\nline two"
     )
 
 
 def test_fetch_url_caps_the_size(tmp_path, site):
     server = site(b"a" * 5000, ctype="text/plain")
-    toolbox = Toolbox(tmp_path, fetch_max_bytes=100)
+    toolbox = Toolbox(tmp_path, fetch_max_bytes=100, fetch_local=True)
     toolbox.call("fetch_url", {"url": server.url})
     assert toolbox.records[-1].output == "a" * 100 + "\n[page truncated at 100 bytes]"
 
@@ -164,12 +170,12 @@ def test_fetch_url_refuses_other_schemes(tmp_path):
 
 def test_fetch_url_on_a_closed_port_is_a_clear_failure(tmp_path, closed_port):
     with pytest.raises(ToolError, match="fetch failed for .*network error.*refused"):
-        Toolbox(tmp_path).call("fetch_url", {"url": closed_port})
+        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": closed_port})
 
 
 def test_fetch_url_times_out(tmp_path, site):
     server = site(b"late", ctype="text/plain", delay=2)
-    toolbox = Toolbox(tmp_path, http_timeout_s=0.2)
+    toolbox = Toolbox(tmp_path, http_timeout_s=0.2, fetch_local=True)
     with pytest.raises(ToolError, match="timed out"):
         toolbox.call("fetch_url", {"url": server.url})
 
@@ -177,13 +183,13 @@ def test_fetch_url_times_out(tmp_path, site):
 def test_fetch_url_refuses_binary_content(tmp_path, site):
     server = site(b"\x89PNG", ctype="image/png")
     with pytest.raises(ToolError, match="is image/png"):
-        Toolbox(tmp_path).call("fetch_url", {"url": server.url})
+        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
 
 
 def test_fetch_url_reports_http_errors(tmp_path, site):
     server = site(b"gone", ctype="text/plain", status=404)
     with pytest.raises(ToolError, match="HTTP 404"):
-        Toolbox(tmp_path).call("fetch_url", {"url": server.url})
+        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
 
 
 def test_html_to_text_keeps_blocks_on_their_own_lines():
