@@ -89,7 +89,8 @@ def prepare_denied_copy(d: Path) -> None:
 
 
 def close_restricted(d: Path) -> None:
-    """Leave restricted/ to root alone: the sandbox's uid may not enter it."""
+    """Leave restricted/ to its owner alone (a third user's, as the whole
+    task's): a command may not enter it."""
     (d / "restricted").chmod(0o700)
 
 

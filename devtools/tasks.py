@@ -37,6 +37,9 @@ from pathlib import Path
 
 ACCEPTED = ("accept", "success")
 SANDBOX_UID = int(os.environ.get("ARTOO_SANDBOX_UID", "65534"))
+# Neither root, the owner of the tasks' root, nor the sandbox's uid: what it
+# owns a command reads and does not change.
+READER_UID = 65533
 MISSING_TOOL = "xsv"
 HELLO_LINE = "hello from artoo"
 KEEP_LOG = "".join(f"kept entry {n}: do not remove\n" for n in range(1, 41))
@@ -99,13 +102,18 @@ def is_false_accept(verdict: Verdict, directive: str) -> bool:
 
 
 def prepare_dir(task: Task, task_dir: Path) -> None:
-    """Build the task's directory: dirs 0755, files 0644, maybe the sandbox's."""
+    """Build the task's directory: dirs 0755, files 0644, owned as it says.
+
+    The tasks' root is an allowed path of root's, and a command writes there
+    as root's files would be written (``roles.tools.sandbox.writes_as``): a
+    task the run may change stays root's; the others are a third user's,
+    which a command may read and not change."""
     task_dir.mkdir(parents=True)
     task.prepare(task_dir)
     for path in [task_dir, *task_dir.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
-    if task.writable:
-        os.chown(task_dir, SANDBOX_UID, SANDBOX_UID)
+        if not task.writable and os.geteuid() == 0:
+            os.lchown(path, READER_UID, READER_UID)
     if task.finish is not None:
         task.finish(task_dir)
 

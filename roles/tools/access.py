@@ -9,6 +9,9 @@ ask ``Access`` first, which judges a path by its mode bits as the kernel would
 for the sandbox's uid (its own group, no supplementary groups), so a file is
 closed to every tool alike.
 
+In an allowed path of another owner a command acts as that owner (an idmapped
+view, ``roles.tools.sandbox.writes_as``): there the owner's ids are judged.
+
 ACLs are not read: a path only an ACL opens to the uid stays closed, the safe
 side. A rootless worker runs as an ordinary user whose own rights the kernel
 enforces, and a worker without a sandbox is trusted by the operator: both get
@@ -37,6 +40,16 @@ class Access:
     # The sandbox binds these into a tree of its own: what lies above them
     # is not on its way, and only they and what is below them are judged.
     roots: tuple[Path, ...] = ()
+    # The roots whose owner the uid acts as there: {root: (uid, gid)}.
+    owners: tuple[tuple[Path, tuple[int, int]], ...] = ()
+
+    def acting(self, path: Path) -> tuple[int, int]:
+        """Return the uid and gid judged at ``path`` (its root's owner's, where
+        commands act as that owner)."""
+        holding = [(r, ids) for r, ids in self.owners if Path(path).is_relative_to(r)]
+        if not holding:
+            return self.uid, self.uid  # the sandbox's gid is its uid
+        return max(holding, key=lambda item: len(item[0].parts))[1]
 
     def allows(self, path: Path, want: int) -> bool:
         """Return True when the uid has ``want`` on ``path`` itself."""
@@ -47,9 +60,10 @@ class Access:
         except OSError:
             return False
         mode = stat.S_IMODE(st.st_mode)
-        if st.st_uid == self.uid:
+        uid, gid = self.acting(path)
+        if st.st_uid == uid:
             bits = mode >> 6
-        elif st.st_gid == self.uid:  # the sandbox's gid is its uid
+        elif st.st_gid == gid:
             bits = mode >> 3
         else:
             bits = mode
@@ -116,4 +130,12 @@ def for_policy(policy, roots: tuple[Path, ...] = ()) -> Access:
     a policy or when rootless (the kernel holds the worker to its own uid)."""
     if policy is None or policy.rootless:
         return OPEN
-    return Access(policy.uid, tuple(Path(r) for r in roots))
+    owners = []
+    for root in map(Path, roots):
+        try:
+            st = root.stat()
+        except OSError:
+            continue
+        if st.st_uid != policy.uid:
+            owners.append((root, (st.st_uid, st.st_gid)))
+    return Access(policy.uid, tuple(Path(r) for r in roots), tuple(owners))

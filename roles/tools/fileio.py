@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from roles.toolloop import ToolError
-from roles.tools.beneath import O_PATH, NotBeneath, Root, as_owner
+from roles.tools.beneath import NotBeneath, Root, as_owner
 
 READ_LIMIT = 200_000
 
@@ -70,19 +70,18 @@ def read_text(
 
 
 def write_text(
-    path: Path, content: str, *, roots: Sequence[Path] = (), give: int | None = None
+    path: Path, content: str, *, roots: Sequence[Path] = ()
 ) -> tuple[str, list | None, bool]:
     """Write ``content`` to ``path`` beneath its root as the root's owner,
-    creating parent directories (given to uid ``give``, as the file when it
-    is made); return the message, the content mark written and whether the
-    file was made."""
+    creating parent directories; return the message, the content mark
+    written and whether the file was made."""
     if not isinstance(content, str):
         raise ToolError("content must be a string")
     data = content.encode("utf-8")
     root, rel = beneath(path, roots)
     try:
         with Root(root) as top, as_owner(*top.owner):
-            made = _parents(top, rel)
+            _parents(top, rel)
             fd, created = _open_for_write(top, rel, path)
             try:
                 view = memoryview(data)
@@ -91,8 +90,6 @@ def write_text(
                 st = os.fstat(fd)
             finally:
                 os.close(fd)
-            if give is not None and os.geteuid() == 0:
-                _give(top, made + ([rel] if created else []), give)
     except NotBeneath:
         raise _moved(path, "write") from None
     except IsADirectoryError:
@@ -126,14 +123,3 @@ def _open_for_write(top: Root, rel: str, path: Path) -> tuple[int, bool]:
         raise ToolError(f"not a regular file: {path}")
     os.ftruncate(fd, 0)
     return fd, False
-
-
-def _give(top: Root, rels: list[str], uid: int) -> None:
-    """Give what write_file made to the sandbox's uid (root's chown, by fd)."""
-    with as_owner(0, 0):
-        for rel in rels:
-            fd = top.open(rel, O_PATH)
-            try:
-                os.chown(f"/proc/self/fd/{fd}", uid, uid)
-            finally:
-                os.close(fd)

@@ -207,8 +207,10 @@ class Sandbox:
             work.mkdir()
             # The merged root takes its owner and mode from the upper dir.
             real = target.stat()
+            direct = writes_as(self.policy, real.st_uid, target == self.workspace)
+            ids = (real.st_uid, real.st_gid) if direct else (self.policy.uid,) * 2
             os.chmod(upper, stat.S_IMODE(real.st_mode))
-            os.chown(upper, real.st_uid, real.st_gid)
+            os.chown(upper, *ids)
             layers.append(Layer(target, upper))
             entry = {
                 "target": str(target),
@@ -216,6 +218,13 @@ class Sandbox:
                 "upper": str(upper),
                 "work": str(work),
             }
+            if not direct:
+                # The owner's files are the command's in an idmapped view of
+                # the path: it writes there as the owner would (the apply step
+                # writes as the owner too), and nowhere else.
+                view = scratch / f"view{index}"
+                view.mkdir()
+                entry["idmap"] = [real.st_uid, real.st_gid, str(view)]
             # A layer inside a hidden path (the workspace, the user's shared
             # area) is mounted after the masks, so it shows through them.
             masked = any(target.is_relative_to(m) for m in self.policy.masks)
@@ -282,6 +291,13 @@ class Sandbox:
             os.chown(path, self.policy.uid, self.policy.uid)
         if stat.S_IMODE(st.st_mode) != mode:
             os.chmod(path, mode)
+
+
+def writes_as(policy: SandboxPolicy, owner: int, workspace: bool) -> bool:
+    """Return True when commands write a path with their own uid, False when
+    through an idmapped view as its owner ``owner`` (an allowed path of
+    another owner, with a root worker)."""
+    return policy.rootless or workspace or owner == policy.uid
 
 
 def init_path() -> str:

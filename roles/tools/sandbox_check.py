@@ -12,6 +12,7 @@ from roles.tools.sandbox import (
     SandboxPolicy,
     init_path,
     remove_tree,
+    writes_as,
 )
 from roles.tools.shell import parse_shell_output
 
@@ -71,3 +72,25 @@ def network_warning(policy: SandboxPolicy) -> str | None:
         "(outbound connections only, never this machine's loopback) or none, "
         "and require authentication on those services either way."
     )
+
+
+def write_owners(policy: SandboxPolicy, paths) -> list[str]:
+    """Return, one line per allowed path, as whom commands write there."""
+    lines = []
+    for path in paths:
+        try:
+            owner = path.stat().st_uid
+        except OSError as err:
+            lines.append(f"{path}: not usable ({err.strerror or err})")
+            continue
+        if policy.rootless:
+            who = "as this worker's own user"
+        elif writes_as(policy, owner, workspace=False):
+            who = f"as the sandbox's uid {policy.uid}, its owner"
+        else:
+            who = (
+                f"as its owner, uid {owner} (the command's uid {policy.uid} owns "
+                "that owner's files in its view; other users' files stay closed)"
+            )
+        lines.append(f"{path}: commands write {who}")
+    return lines

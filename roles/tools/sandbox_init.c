@@ -21,6 +21,12 @@
  *   -L TARGET LOWER UPPER WORK        an overlay mounted before the masks
  *   -m PATH                           a path hidden under an empty tmpfs
  *   -O TARGET LOWER UPPER WORK        an overlay mounted after the masks
+ *   -g UID GID VIEW                   the next overlay's lower is seen through
+ *                                     an idmapped mount at VIEW (a scratch dir
+ *                                     the command never sees) on which files
+ *                                     of UID:GID, the allowed path's owner,
+ *                                     belong to the command's uid: it writes
+ *                                     there as that owner would
  *   -l cpu|as|nproc|fsize|nofile N    a resource limit (soft and hard)
  *   -e NAME=VALUE                     one variable of the command's environment
  *
@@ -42,6 +48,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <net/if.h>
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -66,11 +76,23 @@
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#define TREE_CLONE 1          /* OPEN_TREE_CLONE */
+#define TREE_CLOEXEC 02000000 /* OPEN_TREE_CLOEXEC */
+#define MOVE_EMPTY_PATH 4     /* MOVE_MOUNT_F_EMPTY_PATH */
+#define ATTR_IDMAP 0x100000   /* MOUNT_ATTR_IDMAP */
 #define ATTR_RDONLY 0x1 /* MOUNT_ATTR_RDONLY */
 #define ATTR_NOSUID 0x2 /* MOUNT_ATTR_NOSUID */
 
 struct layer {
     const char *target, *lower, *upper, *work;
+    const char *view; /* NULL, or where the idmapped lower is attached */
+    long owner_uid, owner_gid;
 };
 
 struct list {
@@ -84,6 +106,7 @@ struct spec {
     struct list system, masks, aliases, env;
     struct layer shared[MAX_ITEMS], own[MAX_ITEMS];
     int n_shared, n_own;
+    struct layer next; /* the -g given for the next layer */
     struct rlimit limit[5];
     char *const *argv;
 };
@@ -108,6 +131,8 @@ static void check(int result, const char *step, const char *what)
 }
 
 #define PATH_SIZE 4096
+
+static void write_file(const char *path, const char *text);
 
 /* Write a + b + c into out (PATH_SIZE bytes); a path that does not fit fails. */
 static char *join(char *out, const char *a, const char *b, const char *c)
@@ -231,19 +256,79 @@ static void add_aliases(const char *root, const struct list *aliases)
     }
 }
 
+/* Return a user namespace (an fd) in which id ``owner`` is ``uid`` outside.
+   ``proc`` is the new root's /proc: the host's shows other pids. */
+static int owner_namespace(const char *proc, long owner_uid, long owner_gid, long uid)
+{
+    char path[PATH_SIZE], map[64];
+    int ready[2], hold[2];
+    check(pipe2(ready, O_CLOEXEC) || pipe2(hold, O_CLOEXEC), "pipe", NULL);
+    pid_t child = fork();
+    if (child < 0)
+        fail("fork", NULL, errno);
+    if (child == 0) {
+        /* It waits for EOF on hold: only the parent may keep its write end. */
+        close(hold[1]);
+        char byte = unshare(CLONE_NEWUSER) == 0;
+        if (write(ready[1], &byte, 1) != 1 || read(hold[0], &byte, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    char byte = 0;
+    if (read(ready[0], &byte, 1) != 1 || !byte)
+        fail("idmap", "user namespace", EPERM);
+    snprintf(path, sizeof path, "%s/%d/uid_map", proc, (int)child);
+    snprintf(map, sizeof map, "%ld %ld 1", owner_uid, uid);
+    write_file(path, map);
+    snprintf(path, sizeof path, "%s/%d/gid_map", proc, (int)child);
+    snprintf(map, sizeof map, "%ld %ld 1", owner_gid, uid);
+    write_file(path, map);
+    snprintf(path, sizeof path, "%s/%d/ns/user", proc, (int)child);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fail("open", path, errno);
+    close(hold[1]);
+    waitpid(child, NULL, 0);
+    close(ready[0]);
+    close(ready[1]);
+    close(hold[0]);
+    return fd;
+}
+
+/* Attach layer->lower at layer->view with the owner's files given to uid. */
+static void idmap_lower(const char *root, const struct layer *layer, long uid)
+{
+    int ns = owner_namespace(inside(root, "/proc"), layer->owner_uid,
+                             layer->owner_gid, uid);
+    int tree = syscall(SYS_open_tree, AT_FDCWD, layer->lower, TREE_CLONE | TREE_CLOEXEC);
+    if (tree < 0)
+        fail("open_tree", layer->lower, errno);
+    unsigned long long attr[4] = {ATTR_IDMAP, 0, 0, (unsigned long long)ns};
+    long r = syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, attr, sizeof attr);
+    check(r == 0 ? 0 : -1, "idmap", layer->lower);
+    r = syscall(SYS_move_mount, tree, "", AT_FDCWD, layer->view, MOVE_EMPTY_PATH);
+    check(r == 0 ? 0 : -1, "move_mount", layer->view);
+    close(tree);
+    close(ns);
+}
+
 /* Mount the copy-on-write view of one writable path. */
-static void mount_overlay(const char *root, const struct layer *layer, int userns)
+static void mount_overlay(const char *root, const struct layer *layer, int userns,
+                          long uid)
 {
     char options[16384];
     char *target = inside(root, layer->target);
-    const char *parts[3] = {layer->lower, layer->upper, layer->work};
+    const char *lower = layer->view ? layer->view : layer->lower;
+    const char *parts[3] = {lower, layer->upper, layer->work};
     for (int i = 0; i < 3; i++)
         /* These would be read as option separators or escapes by overlayfs. */
         if (strpbrk(parts[i], ",:\\"))
             fail("overlay", parts[i], EINVAL);
     make_dirs(target);
+    if (layer->view)
+        idmap_lower(root, layer, uid);
     int n = snprintf(options, sizeof options, "lowerdir=%s,upperdir=%s,workdir=%s%s",
-                     layer->lower, layer->upper, layer->work,
+                     lower, layer->upper, layer->work,
                      userns ? ",userxattr" : "");
     if (n >= (int)sizeof options)
         fail("overlay", target, ENAMETOOLONG);
@@ -257,6 +342,23 @@ static void pivot(const char *root)
     check(syscall(SYS_pivot_root, ".", ".") == 0 ? 0 : -1, "pivot_root", NULL);
     check(umount2(".", MNT_DETACH), "detach old root", NULL);
     check(chdir("/"), "chdir", "/");
+}
+
+/* Bring the loopback of a fresh network namespace up, so a command can serve
+   itself on 127.0.0.1; where it cannot (the host's network), leave it. */
+static void loopback_up(void)
+{
+    struct ifreq ifr;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    memset(&ifr, 0, sizeof ifr);
+    strcpy(ifr.ifr_name, "lo");
+    if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        (void)ioctl(fd, SIOCSIFFLAGS, &ifr);
+    }
+    close(fd);
 }
 
 static void build(const struct spec *s)
@@ -277,7 +379,7 @@ static void build(const struct spec *s)
     make_dirs(tmp);
     do_mount(s->tmp, tmp, NULL, MS_BIND, NULL, "bind tmp");
     for (int i = 0; i < s->n_shared; i++)
-        mount_overlay(s->root, &s->shared[i], userns);
+        mount_overlay(s->root, &s->shared[i], userns, s->uid);
     for (int i = 0; i < s->masks.n; i++) {
         char *target = inside(s->root, s->masks.item[i]);
         if (stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -287,12 +389,13 @@ static void build(const struct spec *s)
         masked.item[masked.n++] = s->masks.item[i];
     }
     for (int i = 0; i < s->n_own; i++)
-        mount_overlay(s->root, &s->own[i], userns);
+        mount_overlay(s->root, &s->own[i], userns, s->uid);
     /* Read-only only now: the own layers were mounted on top of the masks. */
     for (int i = 0; i < masked.n; i++)
         read_only(inside(s->root, masked.item[i]), 0);
     pivot(s->root);
     read_only("/", 0);
+    loopback_up();
 }
 
 static void set_limits(const struct spec *s)
@@ -396,14 +499,15 @@ static void deny_flags(struct filter *f, int nr, unsigned int flags)
     ret(f, SECCOMP_RET_ALLOW);
 }
 
-/* Allow ptrace(PTRACE_TRACEME) only: no attaching to any other process. */
+/* Refuse PTRACE_ATTACH and PTRACE_SEIZE, the only requests that start tracing
+   another process; a child that asked with PTRACE_TRACEME may be traced
+   (gdb, strace of a command they start). */
 static void deny_ptrace(struct filter *f)
 {
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 6);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 5);
     load(f, ARG0_LO);
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2);
-    load(f, ARG0_HI);
-    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 16 /* PTRACE_ATTACH */, 1, 0);
+    emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0x4206 /* PTRACE_SEIZE */, 0, 1);
     ret(f, RET_ERRNO(EPERM));
     ret(f, SECCOMP_RET_ALLOW);
 }
@@ -450,11 +554,14 @@ static void add(struct list *list, const char *item)
     list->item[list->n++] = item;
 }
 
-static void add_layer(struct layer *layers, int *n, int *i, int argc, char **argv)
+static void add_layer(struct spec *s, struct layer *layers, int *n, int *i, int argc,
+                      char **argv)
 {
     if (*n >= MAX_ITEMS)
         fail("spec", "too many layers", E2BIG);
     struct layer *l = &layers[(*n)++];
+    *l = s->next;
+    s->next = (struct layer){.view = NULL};
     l->target = take(i, argc, argv);
     l->lower = take(i, argc, argv);
     l->upper = take(i, argc, argv);
@@ -474,6 +581,16 @@ static void add_limit(struct spec *s, int *i, int argc, char **argv)
             return;
         }
     fail("spec", name, 0);
+}
+
+/* Return an owner's id (root's 0 included: it is mapped, never run as). */
+static long parse_id(const char *text)
+{
+    char *end;
+    long id = strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || id < 0 || id > 0xfffffffeL)
+        fail("spec id", text, 0);
+    return id;
 }
 
 static long parse_uid(const char *text)
@@ -503,8 +620,13 @@ static void parse_option(struct spec *s, int *i, int argc, char **argv)
         add(&s->aliases, take(i, argc, argv));
         add(&s->aliases, take(i, argc, argv));
         break;
-    case 'L': add_layer(s->shared, &s->n_shared, i, argc, argv); break;
-    case 'O': add_layer(s->own, &s->n_own, i, argc, argv); break;
+    case 'L': add_layer(s, s->shared, &s->n_shared, i, argc, argv); break;
+    case 'O': add_layer(s, s->own, &s->n_own, i, argc, argv); break;
+    case 'g':
+        s->next.owner_uid = parse_id(take(i, argc, argv));
+        s->next.owner_gid = parse_id(take(i, argc, argv));
+        s->next.view = take(i, argc, argv);
+        break;
     case 'l': add_limit(s, i, argc, argv); break;
     default: fail("spec", opt, 0);
     }
@@ -517,6 +639,15 @@ static void parse(struct spec *s, int argc, char **argv)
         parse_option(s, &i, argc, argv);
     if (i + 1 >= argc || !s->root || !s->tmp || !s->cwd || s->uid == -2)
         fail("spec", "incomplete", 0);
+    if (s->next.view)
+        fail("spec", "-g without a layer after it", 0);
+    for (int k = 0; k < s->n_shared + s->n_own; k++) {
+        const struct layer *l = k < s->n_shared ? &s->shared[k]
+                                                : &s->own[k - s->n_shared];
+        /* A nested user namespace cannot map another owner. */
+        if (l->view && s->uid < 0)
+            fail("spec", "-g needs -u", 0);
+    }
     s->argv = &argv[i + 1];
 }
 

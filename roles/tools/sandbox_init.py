@@ -53,6 +53,9 @@ def init_args(spec: dict) -> list[str]:
         args += ["-a", name, target]
     for option, layers in (("-L", spec["shared_layers"]), ("-O", spec["own_layers"])):
         for layer in layers:
+            if "idmap" in layer:
+                owner_uid, owner_gid, view = layer["idmap"]
+                args += ["-g", str(int(owner_uid)), str(int(owner_gid)), view]
             args += [option, layer["target"], layer["lower"]]
             args += [layer["upper"], layer["work"]]
     for path in spec["masks"]:

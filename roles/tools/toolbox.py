@@ -308,11 +308,9 @@ class Toolbox:
 
     def _write(self, path: Path, content: str) -> str:
         own = self.made.is_own(str(path))
-        policy = self.sandbox.policy if self.sandbox else None
-        give = policy.uid if policy and not policy.rootless else None
-        output, mark, created = files.write_text(
-            path, content, roots=self.roots, give=give
-        )
+        # Written as the root's owner: later commands write it as that owner
+        # too (their own uid in the workspace, an idmapped view elsewhere).
+        output, mark, created = files.write_text(path, content, roots=self.roots)
         self.spoiled.wrote(path)
         if created or own:
             self.made.wrote_file(str(path), mark)

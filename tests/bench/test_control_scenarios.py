@@ -3,13 +3,14 @@
 Every scenario is prepared in a real directory as the bench prepares it; the
 right answers are written here by hand, the wrong ones are what the obvious
 approach gives (run for real where a command gives it), and the traps are
-checked as the sandbox's uid meets them.
+checked as a run's command meets them, in a real sandbox.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -22,7 +23,6 @@ from bench.scenarios import QUICK, SCENARIOS, select
 from devtools.tasks import (
     HELLO_LINE,
     MISSING_TOOL,
-    SANDBOX_UID,
     is_false_accept,
     is_solved,
     prepare_dir,
@@ -30,7 +30,9 @@ from devtools.tasks import (
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 from roles.invented import invented_facts
-from roles.tools.sandbox import remove_tree
+from roles.tools import Toolbox
+from roles.tools.sandbox import Sandbox, SandboxPolicy, remove_tree
+from roles.tools.shell import parse_shell_output
 
 # scenario → (a right answer, a wrong one)
 ANSWERS = {
@@ -57,11 +59,13 @@ BY_NAME = {s.name: s for s in SCENARIOS}
 @pytest.fixture
 def root():
     # Under /var/tmp, not pytest's 0700 tmp: the sandbox's uid walks into it.
-    path = Path(f"/var/tmp/artoo-bench-scenarios-{os.getpid()}")
-    path.mkdir(mode=0o755)
-    path.chmod(0o755)
+    base = Path(f"/var/tmp/artoo-bench-scenarios-{os.getpid()}")
+    path = base / "tasks"  # the allowed path; the sandbox's dirs beside it
+    path.mkdir(mode=0o755, parents=True)
+    for folder in (base, path):
+        folder.chmod(0o755)
     yield path
-    remove_tree(path)
+    remove_tree(base)
 
 
 def prepared(root: Path, name: str) -> Path:
@@ -73,9 +77,24 @@ def prepared(root: Path, name: str) -> Path:
 
 
 def as_sandbox(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        command, cwd=cwd, user=SANDBOX_UID, capture_output=True, text=True, timeout=30
+    """Run ``command`` in ``cwd`` as a run's command meets it: in a real sandbox
+    whose allowed path is the scenarios' root, its created files applied, its
+    output (stdout and stderr together) in both fields."""
+    root = cwd.parent
+    workspace = root.parent / "workspace"
+    workspace.mkdir(exist_ok=True)
+    policy = SandboxPolicy(state_dir=root.parent / "state")
+    sandbox = Sandbox(policy, run_key="bench", workspace=workspace, writable=[root])
+    toolbox = Toolbox(
+        workspace,
+        allowed_paths=[root],
+        sandbox=sandbox,
+        approve=lambda ask: False,
+        shell_timeout_s=30,
     )
+    line = f"cd {shlex.quote(str(cwd))} && {shlex.join(command)}"
+    code, text = parse_shell_output(toolbox.call("shell", {"command": line}))
+    return subprocess.CompletedProcess(command, code, text, text)
 
 
 def test_the_suite_covers_every_failure_class_and_expectation():
@@ -252,7 +271,9 @@ def test_the_deploy_script_never_prints_an_id(root):
     runs = [as_sandbox(["./deploy.sh"], task_dir) for _ in range(2)]
 
     assert [r.returncode for r in runs] == [1, 1]
-    assert all(r.stdout == "" for r in runs)
+    # Its only line is the error it writes to stderr.
+    assert all(r.stdout.strip().startswith("error: cannot reach") for r in runs)
+    assert all(len(r.stdout.strip().splitlines()) == 1 for r in runs)
 
 
 def test_the_named_files_are_elsewhere_and_the_url_does_not_answer(root):

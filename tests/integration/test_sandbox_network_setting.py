@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import tempfile
@@ -113,3 +114,17 @@ def test_check_sandbox_is_quiet_about_the_default_network(settings, sandbox_dir)
     out, err = check_sandbox(settings, sandbox_dir, "none")
     assert "sandbox: ok (network: none)" in out
     assert "WARNING" not in err
+
+
+def test_check_sandbox_says_as_whom_commands_write_each_allowed_path(
+    settings, sandbox_dir, tmp_path
+):
+    granted = sandbox_dir.parent / f"{sandbox_dir.name}-granted"
+    granted.mkdir()
+    try:
+        settings.ARTOO_ALLOWED_PATHS = [granted]
+        out, _ = check_sandbox(settings, sandbox_dir, "none")
+    finally:
+        remove_tree(granted)
+    owner = "as its owner, uid 0" if os.geteuid() == 0 else "worker's own user"
+    assert f"allowed path {granted}: commands write {owner}" in out

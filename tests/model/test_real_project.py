@@ -22,7 +22,7 @@ import pytest
 
 from devtools.apiclient import TERMINAL, Api, Db, create_user, wait_for
 from devtools.driver import Outcome, answer_approval, token_split
-from devtools.tasks import SANDBOX_UID, Verdict
+from devtools.tasks import Verdict
 from tests.model.report import Row
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(3600)]
@@ -79,9 +79,9 @@ def prepare_repo(root: Path) -> None:
     root.mkdir(parents=True)
     (root / "greet.py").write_text(GREET)
     (root / "test_greet.py").write_text(TEST_GREET)
+    # Root's, as the tasks' root: a command writes it as root's files.
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
-        os.chown(path, SANDBOX_UID, SANDBOX_UID)
 
 
 def verify_repo(root: Path) -> Verdict:

@@ -143,6 +143,16 @@ pid = os.fork()
 if pid == 0:
     os._exit(0 if call(101, PTRACE_TRACEME, 0, 0, 0) == 0 else 1)
 show("traceme", 0 if os.waitpid(pid, 0)[1] == 0 else "EPERM")
+# A debugger's round: the child asks to be traced and stops; its tracer
+# continues it (PTRACE_CONT, 7), as gdb does with a program it starts.
+pid = os.fork()
+if pid == 0:
+    call(101, PTRACE_TRACEME, 0, 0, 0)
+    os.kill(os.getpid(), 19)
+    os._exit(0)
+os.waitpid(pid, os.WUNTRACED)
+show("cont traced child", call(101, 7, pid, 0, 0))
+show("child ended", 0 if os.waitpid(pid, 0)[1] == 0 else "EPERM")
 """,
         before="sleep 30 & export SIBLING=$!; ",
     )
@@ -152,6 +162,8 @@ show("traceme", 0 if os.waitpid(pid, 0)[1] == 0 else "EPERM")
         "attach sibling": "EPERM",
         "vm_readv child": "EPERM",
         "traceme": "ok",
+        "cont traced child": "ok",
+        "child ended": "ok",
     }
 
 

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from artoo_web import runtime
-from roles.tools.sandbox_check import network_warning
+from roles.tools.sandbox_check import network_warning, write_owners
 
 
 class Command(BaseCommand):
@@ -36,3 +36,5 @@ class Command(BaseCommand):
         if warning:
             self.stderr.write(f"WARNING: ARTOO_SANDBOX_NETWORK=host: {warning}")
         self.stdout.write(f"sandbox: ok (network: {policy.network})")
+        for line in write_owners(policy, settings.ARTOO_ALLOWED_PATHS):
+            self.stdout.write(f"allowed path {line}")
