@@ -30,7 +30,6 @@ Writes the curves, time against size on log axes, to one SVG (``--svg``).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import shutil
 import statistics
@@ -479,7 +478,6 @@ def main() -> int:
         key: getattr(args, key) or (QUICK[key] if args.quick else full)
         for key, full in (("messages", MESSAGES), ("runs", RUNS), ("events", EVENTS))
     }
-    logging.getLogger("axes").setLevel(logging.WARNING)
     data_dir = Path(tempfile.mkdtemp(prefix="artoo-curves-"))
     started = time.monotonic()
     curves = new_curves()

@@ -236,6 +236,7 @@ def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbo
         sandbox_error=sandbox_error,
         hidden_paths=runtime.hidden_paths(),
         memory_rules=state.memory_rules(),
+        fetch_local=settings.ARTOO_SANDBOX_NETWORK == "host",
     )
     toolbox.evidence = list(parked.get("evidence", []))
     toolbox.records = [ToolRecord(**r) for r in parked.get("records", [])]
