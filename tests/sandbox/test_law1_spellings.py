@@ -1,9 +1,10 @@
-"""Law 1 by effect: 60 spellings that destroy or overwrite a file, all gated.
+"""Law 1 by effect: the spellings that destroy or overwrite a file, all gated.
 
 Each spelling runs for real in the sandbox twice: denied, every file of the
 workspace is byte for byte and mode for mode what it was; approved, the
 destruction reaches the real file. The first 23 passed the old syntactic gate
-unasked; the other 37 it already caught.
+unasked; the next 37 it already caught; the rest are what an attacker tries
+next.
 """
 
 from __future__ import annotations
@@ -95,13 +96,106 @@ GATED_BEFORE = [
     ("sh -c 'rm victim.txt'", (), "victim.txt"),
 ]
 
-SPELLINGS = SPELLED_AROUND_THE_GATE + GATED_BEFORE
+
+GIT = "git -c user.name=a -c user.email=a@example.org"
+PATCH = "--- a\\n+++ b\\n@@ -1 +1 @@\\n-precious data\\n+gone\\n"
+
+# Spellings an attacker tries next: in-place writers, archivers that remove
+# what they pack, editors, other interpreters, moves and repository commands.
+TRIED_BY_AN_ATTACKER = [
+    ("cp --remove-destination other.txt victim.txt", (), "victim.txt"),
+    ("cp /dev/null victim.txt", (), "victim.txt"),
+    ("install -m 644 other.txt victim.txt", ("install",), "victim.txt"),
+    (
+        "mkdir -p /tmp/empty && rsync -a --delete /tmp/empty/ data/",
+        ("rsync",),
+        "data/keep.txt",
+    ),
+    (
+        "printf X | dd of=victim.txt conv=notrunc status=none",
+        ("dd",),
+        "victim.txt",
+    ),
+    (
+        "fallocate --punch-hole --offset 0 --length 4096 victim.txt",
+        ("fallocate",),
+        "victim.txt",
+    ),
+    ("cat other.txt 1<> victim.txt", (), "victim.txt"),
+    ("exec 3<>victim.txt; echo X >&3", (), "victim.txt"),
+    ("sh -c 'exec 5>victim.txt'", (), "victim.txt"),
+    ("echo x > /proc/self/cwd/victim.txt", (), "victim.txt"),
+    ("sort -o victim.txt other.txt", ("sort",), "victim.txt"),
+    ("find . -name victim.txt -exec truncate -s 0 {} +", ("find",), "victim.txt"),
+    ("chmod a= victim.txt", (), "victim.txt"),
+    ("gzip victim.txt", ("gzip",), "victim.txt"),
+    ("bzip2 victim.txt", ("bzip2",), "victim.txt"),
+    ("xz victim.txt", ("xz",), "victim.txt"),
+    ("zip -qm v.zip victim.txt", ("zip",), "victim.txt"),
+    ("tar -cf /tmp/a.tar --remove-files victim.txt", ("tar",), "victim.txt"),
+    ("printf '1c\\ngone\\n.\\nw\\nq\\n' | ed -s victim.txt", ("ed",), "victim.txt"),
+    ("vim -es -c '%d' -c 'wq' victim.txt", ("vim",), "victim.txt"),
+    (f"printf -- '{PATCH}' | patch -s victim.txt", ("patch",), "victim.txt"),
+    ("echo '0: 41' | xxd -r - victim.txt", ("xxd",), "victim.txt"),
+    ("node -e \"require('fs').unlinkSync('victim.txt')\"", ("node",), "victim.txt"),
+    ('perl -e \'rename "other.txt", "victim.txt"\'', ("perl",), "victim.txt"),
+    ("perl -e 'truncate \"victim.txt\", 3'", ("perl",), "victim.txt"),
+    (
+        "python3 -c \"import os; open('n', 'w').write('x'); "
+        "os.replace('n', 'victim.txt')\"",
+        ("python3",),
+        "victim.txt",
+    ),
+    (
+        "python3 -c \"import mmap; f = open('victim.txt', 'r+b'); "
+        "m = mmap.mmap(f.fileno(), 0); m[0:1] = b'X'; m.flush()\"",
+        ("python3",),
+        "victim.txt",
+    ),
+    (
+        "python3 -c \"import os; os.write(os.open('victim.txt', os.O_WRONLY), b'X')\"",
+        ("python3",),
+        "victim.txt",
+    ),
+    (
+        "python3 -c \"import os; os.truncate('victim.txt', 1)\"",
+        ("python3",),
+        "victim.txt",
+    ),
+    (
+        "python3 -c \"import shutil; shutil.move('other.txt', 'victim.txt')\"",
+        ("python3",),
+        "victim.txt",
+    ),
+    ("mv victim.txt /tmp/", (), "victim.txt"),
+    ("mv data /tmp/data", (), "data"),
+    ("ln -s other.txt l && mv -T l victim.txt", (), "victim.txt"),
+    (
+        f"git init -q && {GIT} commit -q --allow-empty -m e && git add victim.txt "
+        "&& git reset -q --hard",
+        ("git",),
+        "victim.txt",
+    ),
+    (
+        f"git init -q && {GIT} commit -q --allow-empty -m e && {GIT} stash -qu",
+        ("git",),
+        "victim.txt",
+    ),
+    (
+        f"git init -q && git add victim.txt && {GIT} commit -qm s && "
+        "git rm -q victim.txt",
+        ("git",),
+        "victim.txt",
+    ),
+]
+
+SPELLINGS = SPELLED_AROUND_THE_GATE + GATED_BEFORE + TRIED_BY_AN_ATTACKER
 
 
-def test_the_suite_has_sixty_spellings():
+def test_the_suite_has_every_spelling_once():
     assert len(SPELLED_AROUND_THE_GATE) == 23
     assert len(GATED_BEFORE) == 37
-    assert len({s for s, _, _ in SPELLINGS}) == 60
+    assert len({s for s, _, _ in SPELLINGS}) == len(SPELLINGS)
 
 
 @pytest.mark.parametrize(("command", "needs", "aim"), SPELLINGS, ids=lambda v: v)
