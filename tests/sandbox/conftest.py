@@ -32,6 +32,14 @@ def policy(base) -> SandboxPolicy:
     return SandboxPolicy(state_dir=base / "state", limits=Limits(cpu_s=30))
 
 
+@pytest.fixture
+def workspace(base) -> Path:
+    """Return a run's workspace laid out by ``prepare``, as its run key names it."""
+    path = base / "workspaces" / "run-a"
+    prepare(path)
+    return path
+
+
 def make_toolbox(policy, workspace: Path, operator, **kwargs) -> Toolbox:
     sandbox = Sandbox(policy, run_key=workspace.name, workspace=workspace)
     return Toolbox(

@@ -22,16 +22,9 @@ from roles.tools.effect_pending import effect_from_data, effect_to_data
 from roles.tools.made import Made, merge
 from roles.tools.sandbox import NOBODY, Sandbox
 from roles.tools.shell import parse_shell_output
-from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox, prepare
+from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the worker is root here")
-
-
-@pytest.fixture
-def workspace(base):
-    path = base / "workspaces" / "run-a"
-    prepare(path)
-    return path
 
 
 @pytest.fixture

@@ -36,13 +36,6 @@ def living(marker: str) -> list[int]:
     return found
 
 
-@pytest.fixture
-def workspace(base):
-    path = base / "workspaces" / "run-a"
-    prepare(path)
-    return path
-
-
 def test_self_check_passes_on_this_machine(policy):
     assert self_check(policy) is None
 

@@ -19,7 +19,7 @@ import pytest
 from roles.tools import Toolbox
 from roles.tools.sandbox import NOBODY, Sandbox
 from roles.tools.shell import parse_shell_output
-from tests.sandbox.conftest import Operator, prepare
+from tests.sandbox.conftest import Operator
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="only a root worker maps an owner for its commands"
@@ -37,13 +37,6 @@ def granted_toolbox(policy, workspace, allowed, operator) -> Toolbox:
         approve=operator,
         shell_timeout_s=20,
     )
-
-
-@pytest.fixture
-def workspace(base):
-    path = base / "workspaces" / "run-a"
-    prepare(path)
-    return path
 
 
 @pytest.fixture

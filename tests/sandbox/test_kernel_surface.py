@@ -16,7 +16,7 @@ from roles.toolloop import ToolError
 from roles.tools.sandbox_check import self_check
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX
 from roles.tools.shell import parse_shell_output
-from tests.sandbox.conftest import Operator, make_toolbox, prepare
+from tests.sandbox.conftest import Operator, make_toolbox
 
 pytestmark = pytest.mark.skipif(
     platform.machine() != "x86_64", reason="the probes use x86_64 syscall numbers"
@@ -36,13 +36,6 @@ def call(nr, *args):
 def show(name, result):
     print(f"{name}: {'ok' if isinstance(result, int) else result}", flush=True)
 """
-
-
-@pytest.fixture
-def workspace(base):
-    path = base / "workspaces" / "run-k"
-    prepare(path)
-    return path
 
 
 @pytest.fixture

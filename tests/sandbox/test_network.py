@@ -18,17 +18,10 @@ import pytest
 
 from roles.tools.sandbox import SandboxPolicy
 from roles.tools.shell import parse_shell_output
-from tests.sandbox.conftest import Operator, have, make_toolbox, prepare
+from tests.sandbox.conftest import Operator, have, make_toolbox
 
 REDIS, POSTGRES = 6379, 5432
 needs_slirp = pytest.mark.skipif(not have("slirp4netns"), reason="needs slirp4netns")
-
-
-@pytest.fixture
-def workspace(base):
-    path = base / "workspaces" / "run-n"
-    prepare(path)
-    return path
 
 
 def connect(policy, workspace, host: str, port: int) -> tuple[int | None, str]:

@@ -11,14 +11,7 @@ from roles.toolloop import ToolError
 from roles.tools.diskquota import BUDGET_FILE, MB, run_used
 from roles.tools.sandbox import Limits
 from roles.tools.shell import parse_shell_output
-from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox, prepare
-
-
-@pytest.fixture
-def workspace(base):
-    path = base / "workspaces" / "run-q"
-    prepare(path)
-    return path
+from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox
 
 
 def quotas(policy, **limits):
