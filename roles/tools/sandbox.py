@@ -31,7 +31,7 @@ import stat
 import subprocess
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from roles.toolloop import ToolError
@@ -39,85 +39,26 @@ from roles.tools.diskquota import Quota, free_refusal, judge
 from roles.tools.effect import Effect, Layer, compute_effect
 from roles.tools.egress import egress_namespace
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX, find_init, init_args
+from roles.tools.sandbox_policy import (  # noqa: F401 (re-exported)
+    NETWORK_MODES,
+    NOBODY,
+    SYSTEM_PATHS,
+    Limits,
+    SandboxPolicy,
+)
 from roles.tools.shell import BASH_FLAGS, parse_shell_output, run_process
 
-SYSTEM_PATHS = (
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc",
-    "/opt",
-)
 # The last entry holds aliases the system lacks: a model's ``python`` is python3.
 COMMAND_PATH = (
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/.artoo/bin"
 )
 ALIASES = {"python": "/usr/bin/python3", "pip": "/usr/bin/pip3"}
-NOBODY = 65534
-NETWORK_MODES = ("none", "egress", "host")
 # The command's own /tmp (the run's scratch directory), also its HOME.
 SANDBOX_TMP = "/tmp"  # noqa: S108
 
 
 class SandboxError(ToolError):
     """The sandbox could not be built; the command did not run."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of one sandboxed command (0 means no limit)."""
-
-    cpu_s: int = 120
-    memory_mb: int = 4096
-    processes: int = 512
-    file_mb: int = 1024
-    open_files: int = 1024
-    # Disk quotas, judged when the command ends (roles.tools.diskquota).
-    quota_mb: int = 1024
-    run_quota_mb: int = 4096
-    quota_files: int = 20000
-    apparent_mb: int = 4096
-    min_free_mb: int = 1024
-
-    def as_spec(self) -> dict:
-        return {
-            "cpu_s": self.cpu_s,
-            "memory_bytes": self.memory_mb << 20,
-            "processes": self.processes,
-            "file_bytes": self.file_mb << 20,
-            "open_files": self.open_files,
-        }
-
-
-@dataclass(frozen=True)
-class SandboxPolicy:
-    """What every sandbox of this installation hides, allows and limits."""
-
-    state_dir: Path
-    masks: tuple[Path, ...] = ()
-    uid: int = NOBODY
-    # none: no network at all; egress: out through slirp4netns, never to the
-    # host's loopback; host: the host's own network, every service on it.
-    network: str = "none"
-    limits: Limits = field(default_factory=Limits)
-    env_names: tuple[str, ...] = ()
-    system_paths: tuple[str, ...] = SYSTEM_PATHS
-
-    def __post_init__(self):
-        if self.network not in NETWORK_MODES:
-            raise ValueError(
-                f"the sandbox network must be one of {', '.join(NETWORK_MODES)}, "
-                f"not {self.network!r}"
-            )
-
-    @property
-    def rootless(self) -> bool:
-        """Return True when the worker is not root (a user namespace is used)."""
-        return os.geteuid() != 0
 
 
 @dataclass
