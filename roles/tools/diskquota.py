@@ -19,6 +19,11 @@ it is applied. The run's total lives in a small JSON file in the run's scratch
 dir, shared under a file lock by every subtask of the run::
 
     {"bytes": 5242880, "commands": 3}
+
+The run's ``/tmp`` (its scratch dir, bound into every command of the run) counts
+toward the per-run quota at its current size, never charged into the total: it
+persists across the run's commands, and a command may empty it. While a command
+runs, ``roles.tools.quotawatch`` measures the same way and stops it.
 """
 
 from __future__ import annotations
@@ -144,29 +149,46 @@ def refusal(
     if quota.run_bytes and run_used + usage.bytes > quota.run_bytes:
         return (
             f"[sandbox] the command wrote {wrote}{_mb(usage.bytes)} MB; with the "
-            f"{_mb(run_used)} MB this run's earlier commands wrote, that is over "
-            f"the per-run quota of {_mb(quota.run_bytes)} MB; nothing was applied"
+            f"{_mb(run_used)} MB this run's earlier commands wrote and its /tmp "
+            f"holds, that is over the per-run quota of {_mb(quota.run_bytes)} MB; "
+            "nothing was applied"
         )
     return None
 
 
 def judge(
-    uppers: Iterable[Path], quota: Quota, exit_code: int | None, run_dir: Path
+    uppers: Iterable[Path],
+    quota: Quota,
+    exit_code: int | None,
+    run_dir: Path,
+    tmp: Path | None = None,
 ) -> str | None:
-    """Measure a finished command's writes; charge the run or return the refusal."""
+    """Measure a finished command's writes; charge the run or return the refusal.
+
+    The run's ``tmp`` dir, when given, counts toward the per-run quota at its
+    current size; it is not charged.
+    """
     uppers = list(uppers)
     budget = run_dir / BUDGET_FILE
     with _locked(budget) as handle:
         # The lock spans measuring and charging: a run's subtasks may finish
         # commands at once, and each must see the others' bytes.
         total = _read(handle)
-        usage = measure(uppers, quota, total["bytes"])
-        refused = refusal(usage, quota, exit_code, total["bytes"])
+        used = total["bytes"] + tmp_bytes(tmp, quota)
+        usage = measure(uppers, quota, used)
+        refused = refusal(usage, quota, exit_code, used)
         if refused is None:
             total["bytes"] += usage.bytes
             total["commands"] += 1
             _write(handle, total)
     return refused
+
+
+def tmp_bytes(tmp: Path | None, quota: Quota) -> int:
+    """Return the disk the run's /tmp takes, counted up to just past the run quota."""
+    if tmp is None:
+        return 0
+    return measure([tmp], Quota(run_bytes=quota.run_bytes)).bytes
 
 
 def run_used(run_dir: Path) -> int:

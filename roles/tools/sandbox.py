@@ -38,6 +38,7 @@ from roles.toolloop import ToolError
 from roles.tools.diskquota import Quota, free_refusal, judge
 from roles.tools.effect import Effect, Layer, compute_effect
 from roles.tools.egress import egress_namespace
+from roles.tools.quotawatch import Watchdog
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX, find_init, init_args
 from roles.tools.sandbox_policy import (  # noqa: F401 (re-exported)
     NETWORK_MODES,
@@ -106,21 +107,23 @@ class Sandbox:
     ) -> SandboxRun:
         """Run ``command`` in a new sandbox; return its output and effect."""
         quota = Quota.of(self.policy.limits)
-        low = free_refusal(self.policy.state_dir, quota)
+        watch = Watchdog(quota, self.tmp, self.run_dir, cancelled)
+        low = free_refusal(self.policy.state_dir, quota) or watch.refusal_to_start()
         if low:
             raise SandboxError(low)
         scratch = self.run_dir / f"cmd-{uuid.uuid4().hex[:12]}"
         scratch.mkdir(parents=True)
         try:
             layers, spec = self._spec(command, scratch)
+            watch.uppers = [x.upper for x in layers]
             output = self._launch(
                 spec,
                 cwd="/",
                 env={"PATH": COMMAND_PATH, "LANG": "C.UTF-8"},
                 timeout_s=timeout_s,
                 output_cap=output_cap,
-                cancelled=cancelled,
-                track=track,
+                cancelled=watch,
+                track=watch.tracking(track),
                 kill_grace_s=kill_grace_s,
             )
             code, text = parse_shell_output(output)
@@ -130,7 +133,9 @@ class Sandbox:
                     + text[len(ERROR_PREFIX) :].strip()
                 )
             # Measured before the effect is computed: that walk reads every file.
-            refused = judge([x.upper for x in layers], quota, code, self.run_dir)
+            refused = watch.stopped or judge(
+                watch.uppers, quota, code, self.run_dir, self.tmp
+            )
             if refused:
                 remove_tree(scratch)
                 return SandboxRun(f"{output.rstrip()}\n{refused}\n", Effect(), scratch)

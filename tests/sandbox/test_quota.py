@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import secrets
+import threading
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +16,7 @@ from roles.toolloop import ToolError
 from roles.tools.diskquota import BUDGET_FILE, MB, run_used
 from roles.tools.sandbox import Limits
 from roles.tools.shell import parse_shell_output
+from tests.conftest import wait_until
 from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox
 
 
@@ -133,3 +139,117 @@ def test_too_little_free_disk_refuses_to_start_the_command(policy, workspace):
     assert not (policy.state_dir / workspace.name / "tmp" / "ran").exists()
     assert not (workspace / "ran").exists()
     assert "the command did not run" in toolbox.evidence[-1]
+
+
+# How much it had written when the watchdog looked depends on the disk's speed.
+STOPPED = (
+    r"\[sandbox\] the command was stopped: it had written (at least )?[\d.]+ MB "
+    r"\(files and /tmp\), over the per-command quota of 5\.0 MB; nothing was applied"
+)
+
+
+def run_tmp(policy, workspace):
+    return policy.state_dir / workspace.name / "tmp"
+
+
+def marked_sleep() -> str:
+    """Return a ``sleep`` whose argument marks its processes for ``running``."""
+    return f"sleep 29.{secrets.randbelow(10**6):06d}"
+
+
+def running(marker: str) -> list[int]:
+    """Return the pids of live processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # not a process, or gone
+        if entry.name.isdigit() and marker.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_command_writing_past_the_quota_is_stopped_while_it_runs(policy, workspace):
+    toolbox = make_toolbox(quotas(policy, quota_mb=5), workspace, Operator(True))
+    sleep = marked_sleep()
+    code, out = shell(toolbox, f"head -c 50M /dev/zero > big; {sleep}")
+    # Stopped by SIGKILL, not by the shell's 20 s timeout, which raises.
+    assert code == 137
+    assert re.search(STOPPED, out)
+    assert running(sleep) == []
+    assert not (workspace / "big").exists()
+    assert leftovers(policy, workspace) == []
+    assert "the command was stopped" in toolbox.evidence[-1]
+
+
+def test_a_command_writing_past_the_quota_in_tmp_is_stopped(policy, workspace):
+    toolbox = make_toolbox(quotas(policy, quota_mb=5), workspace, Operator(True))
+    sleep = marked_sleep()
+    code, out = shell(
+        toolbox, f"echo kept > a.txt; head -c 50M /dev/zero > /tmp/big; {sleep}"
+    )
+    assert code == 137
+    assert re.search(STOPPED, out)
+    assert running(sleep) == []
+    assert not (workspace / "a.txt").exists()
+    assert leftovers(policy, workspace) == []
+
+
+def test_what_tmp_held_before_is_not_the_next_commands_quota(policy, workspace):
+    toolbox = make_toolbox(quotas(policy, quota_mb=5), workspace, Operator(True))
+    (run_tmp(policy, workspace) / "old").write_bytes(os.urandom(8 * MB))
+    code, out = shell(toolbox, "echo hi > a.txt; sleep 1")
+    assert code == 0
+    assert "[sandbox]" not in out
+    assert (workspace / "a.txt").read_text() == "hi\n"
+
+
+def test_the_runs_tmp_counts_toward_the_run_budget(policy, workspace):
+    toolbox = make_toolbox(
+        quotas(policy, quota_mb=10, run_quota_mb=5), workspace, Operator(True)
+    )
+    code, out = shell(toolbox, "head -c 3M /dev/urandom > /tmp/t")
+    assert "[sandbox]" not in out
+    code, out = shell(toolbox, "head -c 3M /dev/urandom > f")
+    # Judged when it ends, or stopped by the watchdog first on a slow machine.
+    assert "over the per-run quota of 5.0 MB; nothing was applied" in out
+    assert not (workspace / "f").exists()
+    # /tmp is counted at its size, not charged: emptied, it no longer counts.
+    code, out = shell(toolbox, "rm /tmp/t")
+    code, out = shell(toolbox, "head -c 3M /dev/urandom > f")
+    assert "[sandbox]" not in out
+    assert (workspace / "f").stat().st_size == 3 * MB
+
+
+def test_a_user_cancel_still_kills_the_command_as_before(policy, workspace):
+    stop = threading.Event()
+    toolbox = make_toolbox(
+        quotas(policy, quota_mb=5), workspace, Operator(True), cancelled=stop.is_set
+    )
+    ready = run_tmp(policy, workspace) / "ready"
+    sleep = marked_sleep()
+    canceller = threading.Thread(
+        target=lambda: (wait_until(ready.exists, what="the command runs"), stop.set())
+    )
+    canceller.start()
+    command = f"echo x > small; touch /tmp/ready; {sleep}"
+    with pytest.raises(ToolError, match="command cancelled; its process group"):
+        toolbox.call("shell", {"command": command})
+    canceller.join(30)
+    assert running(sleep) == []
+    assert not (workspace / "small").exists()
+    assert leftovers(policy, workspace) == []
+
+
+def test_a_run_whose_tmp_is_over_its_budget_is_refused_before_the_command(
+    policy, workspace
+):
+    toolbox = make_toolbox(quotas(policy, run_quota_mb=5), workspace, Operator(True))
+    (run_tmp(policy, workspace) / "old").write_bytes(os.urandom(6 * MB))
+    with pytest.raises(ToolError, match=r"^\[sandbox\] this run's /tmp holds "):
+        toolbox.call("shell", {"command": "touch ran"})
+    assert "remove files from /tmp" in toolbox.evidence[-1]
+    assert "the command did not run" in toolbox.evidence[-1]
+    assert not (workspace / "ran").exists()
+    assert leftovers(policy, workspace) == []

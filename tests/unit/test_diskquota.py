@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
+import subprocess
 import threading
 
 import pytest
@@ -21,6 +23,7 @@ from roles.tools.diskquota import (
     refusal,
     run_used,
 )
+from roles.tools.quotawatch import EVERY_S, Watchdog
 from tests.conftest import wait_until
 
 
@@ -169,3 +172,124 @@ def test_free_space_below_the_floor_refuses_the_command(tmp_path):
     assert "the command did not run" in message
     assert free_refusal(tmp_path, Quota(min_free=1)) is None
     assert free_refusal(tmp_path, Quota()) is None
+
+
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def watchdog(tmp_path, quota, cancelled=lambda: False):
+    tmp = tmp_path / "run" / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    clock = Clock()
+    watch = Watchdog(quota, tmp, tmp_path / "run", cancelled, clock)
+    watch.uppers = [tmp_path / "upper0"]
+    return watch, clock
+
+
+def test_the_watchdog_stops_writes_past_the_quota_once_due(upper, tmp_path):
+    watch, clock = watchdog(tmp_path, Quota(bytes=2 * MB))
+    (upper / "big").write_bytes(os.urandom(3 * MB))
+    assert watch() is False
+    assert watch.stopped is None  # not due yet: no walk
+    clock.now += EVERY_S
+    assert watch() is False  # it kills the process itself, run_process sees it end
+    assert watch.stopped == (
+        "[sandbox] the command was stopped: it had written 3.0 MB (files and /tmp), "
+        "over the per-command quota of 2.0 MB; nothing was applied"
+    )
+
+
+def test_the_watchdog_counts_what_tmp_gained_not_what_it_held(upper, tmp_path):
+    tmp = tmp_path / "run" / "tmp"
+    tmp.mkdir(parents=True)
+    (tmp / "old").write_bytes(os.urandom(3 * MB))
+    watch, clock = watchdog(tmp_path, Quota(bytes=2 * MB))
+    clock.now += EVERY_S
+    watch()
+    assert watch.stopped is None
+    (tmp / "new").write_bytes(os.urandom(3 * MB))
+    clock.now += EVERY_S
+    watch()
+    assert "it had written 3.0 MB (files and /tmp)" in watch.stopped
+
+
+def test_the_watchdog_stops_past_what_remains_of_the_run_budget(upper, tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / BUDGET_FILE).write_text('{"bytes": 4194304, "commands": 2}')
+    watch, clock = watchdog(tmp_path, Quota(bytes=10 * MB, run_bytes=5 * MB))
+    (upper / "a").write_bytes(os.urandom(2 * MB))
+    clock.now += EVERY_S
+    watch()
+    assert watch.stopped == (
+        "[sandbox] the command was stopped: with the 4.0 MB this run's earlier "
+        "commands wrote, its files and /tmp had reached 6.0 MB, over the per-run "
+        "quota of 5.0 MB; nothing was applied"
+    )
+
+
+def test_the_watchdog_counts_entries_too(upper, tmp_path):
+    watch, clock = watchdog(tmp_path, Quota(files=10))
+    for n in range(30):
+        (upper / f"f{n}").touch()
+    clock.now += EVERY_S
+    watch()
+    assert "it had made at least 11 files and directories" in watch.stopped
+
+
+def test_the_watchdog_kills_the_tracked_process_group(upper, tmp_path):
+    watch, clock = watchdog(tmp_path, Quota(bytes=MB))
+    seen = []
+    track = watch.tracking(lambda proc, running: seen.append(running))
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        track(proc, True)
+        (upper / "big").write_bytes(os.urandom(2 * MB))
+        clock.now += EVERY_S
+        watch()
+        assert proc.poll() == -signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.wait()
+    assert seen == [True]
+
+
+def test_a_user_cancel_passes_through_without_a_walk(upper, tmp_path):
+    watch, clock = watchdog(tmp_path, Quota(bytes=MB), cancelled=lambda: True)
+    (upper / "big").write_bytes(os.urandom(2 * MB))
+    clock.now += EVERY_S
+    assert watch() is True
+    assert watch.stopped is None
+
+
+def test_a_tmp_over_the_run_budget_refuses_the_next_command(tmp_path):
+    tmp = tmp_path / "run" / "tmp"
+    tmp.mkdir(parents=True)
+    (tmp / "old").write_bytes(os.urandom(3 * MB))
+    watch, _ = watchdog(tmp_path, Quota(run_bytes=2 * MB))
+    assert watch.refusal_to_start() == (
+        "[sandbox] this run's /tmp holds 3.0 MB, over the per-run quota of 2.0 MB; "
+        "the command did not run: remove files from /tmp"
+    )
+    watch, _ = watchdog(tmp_path, Quota(run_bytes=4 * MB))
+    assert watch.refusal_to_start() is None
+
+
+def test_judge_counts_the_runs_tmp_at_its_size_without_charging_it(upper, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp / "t").write_bytes(os.urandom(3 * MB))
+    (upper / "a").write_bytes(os.urandom(3 * MB))
+    quota = Quota(run_bytes=5 * MB)
+    message = judge([upper], quota, 0, tmp_path, tmp)
+    assert "with the 3.0 MB this run's earlier commands wrote and its /tmp" in message
+    assert run_used(tmp_path) == 0
+    (tmp / "t").unlink()
+    assert judge([upper], quota, 0, tmp_path, tmp) is None
+    assert run_used(tmp_path) >= 3 * MB
