@@ -5,8 +5,3 @@ class LoginsConfig(AppConfig):
     name = "artoo_web.logins"
     label = "logins"
     verbose_name = "log-ins"
-
-    def ready(self):
-        from artoo_web.logins import web
-
-        web.connect_signals()

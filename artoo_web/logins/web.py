@@ -88,6 +88,11 @@ def connect_signals() -> None:
 class LoginLockout(MiddlewareMixin):
     """Turn a refused log-in into the lockout page; set a new device cookie."""
 
+    def __init__(self, get_response):
+        super().__init__(get_response)
+        # Built once per request handler: the log-in signals count from then.
+        connect_signals()
+
     def process_response(self, request: HttpRequest, response: HttpResponse):
         lock = getattr(request, "login_lock", None)
         if lock is not None:
