@@ -40,7 +40,8 @@ class Access:
     # The sandbox binds these into a tree of its own: what lies above them
     # is not on its way, and only they and what is below them are judged.
     roots: tuple[Path, ...] = ()
-    # The roots whose owner the uid acts as there: {root: (uid, gid)}.
+    # The ids the uid acts with under each root (its owner's where commands
+    # see that owner's files as their own).
     owners: tuple[tuple[Path, tuple[int, int]], ...] = ()
 
     def acting(self, path: Path) -> tuple[int, int]:
@@ -136,6 +137,8 @@ def for_policy(policy, roots: tuple[Path, ...] = ()) -> Access:
             st = root.stat()
         except OSError:
             continue
-        if st.st_uid != policy.uid:
-            owners.append((root, (st.st_uid, st.st_gid)))
+        # The innermost root decides: a workspace inside an allowed path of
+        # another owner is the sandbox's own, written with its own ids.
+        mapped = st.st_uid != policy.uid
+        owners.append((root, (st.st_uid, st.st_gid) if mapped else (policy.uid,) * 2))
     return Access(policy.uid, tuple(Path(r) for r in roots), tuple(owners))

@@ -114,6 +114,9 @@ def test_a_directory_the_sandboxs_user_may_not_enter_is_refused(
 ):
     closed = roots / "closed"
     closed.mkdir(mode=0o700)
+    # A third user's: commands act as the allowed path's owner (root) there,
+    # whose own 0700 directory they would enter.
+    os.chown(closed, 1000, 1000)
     settings.ARTOO_SANDBOX_UID = 65534
     response = create(client, auth, request="ok", directory=str(closed / "app"))
     assert response.status_code == 400

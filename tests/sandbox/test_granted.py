@@ -147,3 +147,19 @@ def test_a_file_written_by_the_file_tool_is_the_owners_and_commands_can_edit_it(
     written = allowed / "docs" / "w.txt"
     assert written.stat().st_uid == 0
     assert written.read_text() == "w\nmore\n"  # its own file: asked nothing
+
+
+def test_a_workspace_inside_a_granted_path_is_written_as_the_sandboxs_own(
+    policy, base, allowed
+):
+    # A project's directory is its runs' workspace, inside the allowed path.
+    workspace = allowed / "project"
+    workspace.mkdir()
+    toolbox = granted_toolbox(policy, workspace, allowed, Operator(False))
+
+    toolbox.call("write_file", {"path": "notes.txt", "content": "n\n"})
+    code, _ = shell(toolbox, "echo more >> notes.txt && echo new > other.txt")
+
+    assert code == 0
+    assert (workspace / "notes.txt").read_text() == "n\nmore\n"
+    assert (workspace / "other.txt").stat().st_uid == NOBODY
