@@ -30,6 +30,8 @@ from roles.agent_validator_judge import (
     unsupported,
 )
 from roles.agent_validator_prompts import ValidatorReply
+from roles.claims.answer_rules import subtask_effect
+from roles.claims.question import Question, question_for
 from roles.contracts import (
     CorrectionSignal,
     Criterion,
@@ -95,12 +97,14 @@ def validate(
     today: date | None = None,
     inherited: Sequence[str] = (),
     request: str = "",
+    question: Question | None = None,
 ) -> Validation:
     """Judge one ExecutionResult against the subtask's criteria.
 
     ``inherited`` are the tool calls of the matched subtasks whose outputs this
     one was given: a claim built only on them is evidenced by them. ``request``
-    is the user's request (a total it asks for must be computed by a tool).
+    is the user's request (a total it asks for must be computed by a tool),
+    ``question`` what it asks for as R1 stated it (None: read from its words).
     """
     if attempt < 1 or max_attempts < 1:
         raise ValueError(
@@ -111,13 +115,26 @@ def validate(
         judged = fail_all(criteria, f"infrastructure error: {infrastructure_error}")
     else:
         judged = judge(
-            subtask, result, criteria, model, Path(workspace), today, inherited, request
+            subtask,
+            result,
+            criteria,
+            model,
+            Path(workspace),
+            today,
+            inherited,
+            request,
+            question,
         )
     verdicts = [_promote(v, result) for v in judged.verdicts]
     # After the operator's denial the file stays, and no retry asks again.
     denied = any("[LAW1]" in call for call in result.tool_calls)
     if not (infrastructure_error or denied):
-        verdicts = [*subtask_deletions(subtask.intent, request), *verdicts]
+        asked = question_for(question, request)
+        verdicts = [
+            *subtask_deletions(subtask.intent, request),
+            *subtask_effect(subtask, result, asked),
+            *verdicts,
+        ]
     gap = gap_point(attempt, verdicts)
     history = [*trajectory, gap]
     failing = [v for v in verdicts if v.verdict == "fail"]

@@ -17,11 +17,12 @@ from roles.agent_validator_prompts import (
     build_messages,
 )
 from roles.checks import evaluate_check
+from roles.claims.evidence_rules import NO_EVIDENCE, evidence_finding
+from roles.claims.question import Question
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.criteria import DONE
 from roles.evidence import only_echoes, parse_evidence
 from roles.facts import FACT, appears, evidence_text, output_text
-from roles.invented import NO_EVIDENCE, invented_facts
 from roles.llm import LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
 from roles.ranscript import script_shown
@@ -66,6 +67,7 @@ def judge(
     today,
     inherited: Sequence[str] = (),
     request: str = "",
+    question: Question | None = None,
 ) -> Judged:
     """Return the verdict on each criterion: evidence rule, checks, model.
 
@@ -86,17 +88,18 @@ def judge(
     missing = unsupported(result) if result.status != "failed" else ""
     if missing == "no tool was called" and echoed:
         missing = "only echo or printf of the claim itself was run"
-    invented = ""
+    finding = None
     if not (missing or offline):
-        invented = invented_facts(subtask, result, request)
+        finding = evidence_finding(subtask, result, request, question)
     for index, criterion in enumerate(criteria):
         if missing and criterion.mode == "verifiable":
-            verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}")
+            rule = "echo-only" if echoed else "no-evidence"
+            verdict = _verdict(criterion, False, f"{missing}: {NO_EVIDENCE}", rule)
             if missing != "no tool call succeeded":
                 verdict.failure_class = "environmental"
             known[index] = verdict
-        elif invented and criterion.mode == "verifiable":
-            known[index] = _verdict(criterion, False, invented)
+        elif finding and criterion.mode == "verifiable":
+            known[index] = _verdict(criterion, False, finding.reason, finding.rule)
     for index, criterion in enumerate(criteria):
         if index in known:
             continue
@@ -104,18 +107,21 @@ def judge(
             check = evaluate_check(
                 criterion.check, result, workspace=workspace, request=request
             )
-            known[index] = _verdict(criterion, check.passed, check.evidence)
+            rule = f"check:{criterion.check.get('type', '')}"
+            known[index] = _verdict(criterion, check.passed, check.evidence, rule)
         elif criterion.criterion.startswith(DONE):
             calls = result.tool_calls
             shown = deletions_shown(subtask.intent, request, calls) or script_shown(
                 subtask.intent, request, calls
             )
             if shown:
-                known[index] = _verdict(criterion, True, shown)
+                known[index] = _verdict(criterion, True, shown, "effect-shown")
     rest = [i for i in range(len(criteria)) if i not in known]
     if result.status == "failed":
         said = f"the executor reported failure: {_quote(output_text(result.output))}"
-        known.update({i: _verdict(criteria[i], False, said) for i in rest})
+        known.update(
+            {i: _verdict(criteria[i], False, said, "executor-failed") for i in rest}
+        )
         return Judged(_ordered(known), stop=said)
     if rest and isinstance(model, OfflineModel):
         model.pause()
@@ -135,7 +141,7 @@ def _ask_model(subtask, result, criteria, rest, known, model, today) -> Judged:
         reason = f"scoring error: {err}"
         usage = err.usage if isinstance(err, LLMOutputError) else None
         for index in rest:
-            known[index] = _verdict(criteria[index], False, reason)
+            known[index] = _verdict(criteria[index], False, reason, "scoring-error")
             known[index].failure_class = "environmental"
         return Judged(_ordered(known), usage, stop=reason)
     shown, claim = evidence_text(result), output_text(result.output)
@@ -170,7 +176,9 @@ def _from_answer(
     claim: str = "",
 ) -> CriterionVerdict:
     if answer is None:
-        return _verdict(criterion, False, "the validator gave no verdict for it")
+        return _verdict(
+            criterion, False, "the validator gave no verdict for it", "model"
+        )
     evidence = answer.evidence or (
         "met" if answer.met else "not met; no evidence given"
     )
@@ -179,11 +187,12 @@ def _from_answer(
         # The model said "met" quoting the claim: only a tool result is evidence,
         # unless the quote states a number and a tool output shows every fact.
         if _facts_shown(evidence, shown):
-            return _verdict(criterion, True, evidence)
-        verdict = _verdict(criterion, False, f"{UNQUOTED}: {_quote(evidence)}")
+            return _verdict(criterion, True, evidence, "model")
+        said = f"{UNQUOTED}: {_quote(evidence)}"
+        verdict = _verdict(criterion, False, said, "model-quoted-claim")
         verdict.failure_class = "logical"
         return verdict
-    verdict = _verdict(criterion, answer.met, evidence)
+    verdict = _verdict(criterion, answer.met, evidence, "model")
     if not answer.met:
         verdict.failure_class = answer.failure_class or "logical"
     return verdict
@@ -232,22 +241,26 @@ def _by_status(criterion: Criterion, status: str) -> CriterionVerdict:
         passed,
         f"no machine check: {'passes' if passed else 'fails'} because the executor "
         f"status is {status}",
+        "executor-status",
     )
 
 
-def _verdict(criterion: Criterion, passed: bool, evidence: str) -> CriterionVerdict:
+def _verdict(
+    criterion: Criterion, passed: bool, evidence: str, rule: str = ""
+) -> CriterionVerdict:
     return CriterionVerdict(
         criterion=criterion.criterion,
         mode=criterion.mode,
         verdict="pass" if passed else "fail",
         failure_class=None if passed else "logical",
         evidence=evidence,
+        rule=rule,
     )
 
 
 def fail_all(criteria: list[Criterion], reason: str) -> Judged:
     """Return every criterion failed for ``reason``, with no retry possible."""
-    verdicts = [_verdict(c, False, reason) for c in criteria]
+    verdicts = [_verdict(c, False, reason, "unjudged") for c in criteria]
     for verdict in verdicts:
         verdict.failure_class = "environmental"
     return Judged(verdicts, stop=reason)

@@ -30,8 +30,8 @@ from typing import Any
 
 from roles.agent_validator_judge import unsupported
 from roles.contracts import ExecutionResult, SubTask
-from roles.invented import COMPUTE, invented_facts
-from roles.invented import NO_EVIDENCE as NOT_EVIDENCE
+from roles.claims.evidence_rules import COMPUTE, invented_facts
+from roles.claims.evidence_rules import NO_EVIDENCE as NOT_EVIDENCE
 from roles.jsonparse import JSONExtractError, extract_json
 from roles.toolloop import Review, ToolCallRecord
 from roles.tools import head_tail

@@ -4,8 +4,10 @@ The fan-in gate is code. A request that only deletes named paths is met when
 they are gone and a command of the round deleted them (``roles.requested``),
 whatever R2's criteria say. Otherwise one failed outcome sends a ReplanRequest
 without a model call, and so does a request to delete a path that still exists
-(``roles.requested``) or a question for a number that no subtask's output
-answers with one (``roles.answered``), whatever the criteria say. When every
+(``roles.requested``), an answer not in the form the ``Question`` asks
+(``roles.claims.answer_rules``: no number for a count, no name a tool showed
+for names, no change to the files it was to write) or a key's value no tool
+showed (``roles.answered``), whatever the criteria say. When every
 subtask matched, the model merges the outputs and judges each of R2's task
 criteria against the merged result, answering ``{"verdict": "accept|replan", "summary",
 "merged_output", "criteria_results": [...], "gap_summary"}``. The code then
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from roles.answered import unanswered
+from roles.claims.answer_rules import unanswered_question
+from roles.claims.question import question_for
 from roles.contracts import (
     Criterion,
     CriterionVerdict,
@@ -106,7 +110,13 @@ def evaluate(
     failed = [o for o in outcomes if o.status == "failed"]
     if failed:
         return MetaResult(replan.request(_gap(failed), failed_subtasks=failed))
-    undone = unmet_deletions(request) or unanswered(request, outcomes)
+    spec = manifest.task_spec
+    question = question_for(spec.asks if spec else None, request)
+    undone = (
+        unmet_deletions(request)
+        or unanswered_question(question, request, outcomes)
+        or unanswered(request, outcomes)
+    )
     if undone:
         gap = "; ".join(v.evidence for v in undone)
         return MetaResult(replan.request(gap, verdicts=undone))

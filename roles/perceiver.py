@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
+from roles.claims.question import Question
 from roles.contracts import Constraints, TaskSpec
 from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
 from roles.offline import OfflineModel
@@ -49,7 +50,7 @@ task specification, faithfully: you are a receiver, not a resolver.
 Reply with exactly one JSON object, no markdown, no code fence:
 - a clear task: {"task_id": "<short_descriptive_snake_case>", "intent": \
 "<one-sentence, action-oriented goal>", "constraints": {"scope": <string or null>, \
-"deadline": <string or null>}, "raw_input": "<the input>"}
+"deadline": <string or null>}, "raw_input": "<the input>", "asks": <what it asks>}
 - only when no reasonable interpretation exists and the answer would materially \
 change the plan: {"needs_clarification": true, "question": "<one focused question>"}
 
@@ -63,7 +64,17 @@ previous intent with stricter criteria or a different approach.
 - An amendment ("shorter", "in Chinese", "as a table", "more detail", "translate \
 that") means: redo the previous task with the modifier merged into one intent.
 - Clarification answers already given belong in the intent or the constraints.
-- Never output success criteria: the planner derives them."""
+- Never output success criteria: the planner derives them.
+- "asks" says what form the answer takes, never the answer: {"answer": one of \
+"count" (how many), "total" (a sum or average), "number" (another number), \
+"path", "name", "names" (a list of names), "yes_no", "value" (a setting's or \
+key's value), "effect" (the request makes or changes files), "text"; \
+"subject": what is asked about; "count_of": for a count, one of "lines", \
+"matches" (lines holding a word), "files", "distinct" (distinct values), \
+"words", "rows", else ""; "matching": the word counted lines hold, else ""; \
+"field": the column or key asked about, else ""; "paths": the absolute paths \
+the request makes or changes; "effect": "write", "create", "rename", "move", \
+"delete", "change" or ""}."""
 NO_MORE_QUESTIONS = (
     "Do not request clarification: proceed with the best interpretation and reply "
     "with the task specification."
@@ -97,6 +108,17 @@ class PerceiverReply(Reply):
     task_id: str = ""
     intent: str = ""
     constraints: Constraints = Constraints()
+    asks: Question | None = None
+
+    @field_validator("asks", mode="before")
+    @classmethod
+    def _asks_or_none(cls, value: Any) -> Any:
+        # What the request asks is a help to the validators, never a reason to
+        # refuse the spec: an unusable one is read from the request instead.
+        try:
+            return Question.model_validate(value) if value else None
+        except ValueError:
+            return None
 
     @field_validator("constraints", mode="before")
     @classmethod
@@ -197,6 +219,7 @@ def _perceive_task(
         intent=reply.intent.strip(),
         constraints=reply.constraints,
         raw_input=raw_input,
+        asks=reply.asks,
     )
     return Perception("task", task_spec=spec, usage=usage)
 

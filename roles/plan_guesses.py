@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 
 from roles.answered import asked_key, asks_for_a_number
+from roles.claims.question import Question, read_question
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 
 BARE = Criterion(
@@ -32,6 +33,9 @@ BARE = Criterion(
     check={"type": "output_matches", "pattern": r"^[0-9]+$"},
 )
 DIGITS = re.compile(r"\d+")
+WORDS = re.compile(r"[^\W\d_]{3,}")
+# The answers whose words a planner cannot know before a tool shows them.
+GUESSABLE = ("name", "names", "path", "yes_no")
 # Regex syntax whose digits do not stand for themselves: an escape (\d, \1), a
 # repeat ({2}, {1,3}) and a character class ([0-9]).
 _SYNTAX = re.compile(r"\\.|\{\d*,?\d*\}|\[(?:\\.|[^\]])*\]")
@@ -40,21 +44,39 @@ _LITERAL = re.compile(rf"{_SYNTAX.pattern}|(?P<n>\d+)")
 
 
 def replace_guessed_numbers(
-    subtasks: Sequence[SubTask], request: str
+    subtasks: Sequence[SubTask], request: str, question: Question | None = None
 ) -> tuple[list[SubTask], list[str]]:
-    """Return the subtasks with each check that guesses the asked number made the
-    bare-number check (under a key's value asked for, the same check with any
-    number in the guessed one's place), and a note for each; unchanged unless
-    ``request`` asks for a number or for a key's value."""
-    number = asks_for_a_number(request)
-    if not (number or asked_key(request)):
+    """Return the subtasks with each check that guesses the answer replaced, and
+    a note for each.
+
+    Under a number asked for, a check holding a number the request does not
+    state becomes the bare-number check (under a key's value, the same check
+    with any number in the guessed one's place). Under a name, names, a path or
+    a yes/no asked for, an output check holding a word the request, the step's
+    intent and its context do not state is dropped: the form of such an answer
+    is checked in code (``roles.claims.answer_rules``).
+    """
+    question = question or read_question(request)
+    number = question.numeric or asks_for_a_number(request)
+    words = question.answer in GUESSABLE
+    if not (number or words or asked_key(request)):
         return list(subtasks), []
     stated = set(DIGITS.findall(request))
     shaped, notes = [], []
     for sub in subtasks:
         criteria: list[CriterionSpec] = []
+        known = f"{request}\n{sub.intent}\n{sub.context}".lower()
         for value in sub.success_criteria:
             guessed = guessed_numbers(value, stated)
+            if not guessed and words and not number:
+                unstated = guessed_words(value, known)
+                if unstated:
+                    notes.append(
+                        f"{sub.intent}: {normalise_criterion(value).criterion!r} "
+                        f"guessed the answer ({', '.join(unstated)}, words the "
+                        "request does not state); it was dropped"
+                    )
+                    continue
             if not guessed:
                 criteria.append(value)
                 continue
@@ -91,8 +113,21 @@ def any_number(value: CriterionSpec, guessed: set[str]) -> Criterion:
     )
 
 
+def guessed_words(value: CriterionSpec, known: str) -> list[str]:
+    """Return the words (of 3 letters or more) an output check demands that
+    ``known`` (lower-cased) does not hold."""
+    literal = _literal(value)
+    return [w for w in dict.fromkeys(WORDS.findall(literal)) if w.lower() not in known]
+
+
 def guessed_numbers(value: CriterionSpec, stated: set[str]) -> list[str]:
     """Return the numbers an output check demands that ``stated`` lacks."""
+    literal = _literal(value)
+    return [n for n in dict.fromkeys(DIGITS.findall(literal)) if n not in stated]
+
+
+def _literal(value: CriterionSpec) -> str:
+    """Return the text an output check demands, regex syntax left out."""
     check = normalise_criterion(value).check or {}
     kind = check.get("type")
     if kind == "output_matches":
@@ -103,7 +138,5 @@ def guessed_numbers(value: CriterionSpec, stated: set[str]) -> list[str]:
         if isinstance(literal, int | float) and not isinstance(literal, bool):
             literal = str(literal)
     else:
-        return []
-    if not isinstance(literal, str):
-        return []
-    return [n for n in dict.fromkeys(DIGITS.findall(literal)) if n not in stated]
+        return ""
+    return literal if isinstance(literal, str) else ""

@@ -45,6 +45,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from roles.claims.question import Question
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 from roles.patterns import undelimited
 from roles.plan_blocks import NAMED_PATH, drop_blocked_paths
@@ -68,6 +69,7 @@ def shape_plan(
     *,
     join: bool,
     blocked_targets: Sequence[str] = (),
+    question: Question | None = None,
 ) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
     """Return the plan as it will run and a note on each change made to it."""
     subtasks, criteria, notes = drop_copied_examples(subtasks, task_criteria, request)
@@ -80,7 +82,7 @@ def shape_plan(
     notes += merged
     subtasks, counted = merge_counted_checks(subtasks, request)
     notes += counted
-    subtasks, guessed = replace_guessed_numbers(subtasks, request)
+    subtasks, guessed = replace_guessed_numbers(subtasks, request, question)
     notes += guessed
     return [anchor_request(s, request) for s in subtasks], criteria, notes
 

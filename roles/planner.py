@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from roles.calibration import Calibration, calibrate
+from roles.claims.question import question_for
 from roles.contracts import (
     CriterionSpec,
     FinalResult,
@@ -99,6 +100,7 @@ def plan(
             spec.raw_input,
             join=model.settings.plan_chains == "join",
             blocked_targets=directive.blocked_targets if directive else (),
+            question=question_for(spec.asks, spec.raw_input),
         )
         result.notes += notes
         result.subtasks = _assign(result.subtasks, spec.task_id, id_factory)

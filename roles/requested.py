@@ -185,6 +185,7 @@ def _unmet(path: str, evidence: str) -> CriterionVerdict:
         verdict="fail",
         failure_class="logical",
         evidence=evidence,
+        rule="deletion-undone",
     )
 
 

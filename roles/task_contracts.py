@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from roles.claims.question import Question
 from roles.contract_base import (
     ActionDirective,
     Contract,
@@ -38,6 +39,8 @@ class TaskSpec(Contract):
     intent: NonEmpty
     constraints: Constraints = Field(default_factory=Constraints)
     raw_input: str
+    # What the request asks for, as R1 stated it (None: read from its words).
+    asks: Question | None = None
 
 
 class SubTask(Contract):
@@ -92,6 +95,9 @@ class CriterionVerdict(Contract):
     verdict: Literal["pass", "fail"]
     failure_class: FailureClass | None = None
     evidence: str = ""
+    # The rule that decided it (a row of the claims engine, a check's type,
+    # "model" for the model's judgement); "" when none is recorded.
+    rule: str = ""
 
 
 class GapPoint(Contract):

@@ -158,6 +158,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
     workspace = toolbox.workspace
     exec_model = runtime.model_for("R3", run, cancelled)
     val_model = runtime.model_for("R4a", run, cancelled)
+    spec = run.load_state().spec
     resuming = {"executor": parked.get("executor")}
 
     def execute_fn(correction, attempt):
@@ -183,6 +184,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
             workspace=workspace,
             inherited=work.get("evidence", []),
             request=run.raw_input,
+            question=spec.asks if spec else None,
             infrastructure_error="cancelled" if cancelled() else "",
         )
 

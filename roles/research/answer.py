@@ -2,7 +2,7 @@
 
 The sub-agent replies ``{"answer": "...", "sources": ["path:12-30", ...]}``
 (or prose citing ``path:line``). Like R4a's evidence rule
-(``roles.agent_validator_judge.unsupported`` and ``roles.invented``), an
+(``roles.agent_validator_judge.unsupported`` and ``roles.claims.evidence_rules``), an
 answer stands only when a tool call succeeded, at least one citation names
 lines a tool showed, and every number or path it states appears in what the
 tools showed; otherwise the answer is "not found", with the reason.

@@ -13,7 +13,7 @@ from roles.asked import asks_for_aggregate, asks_for_file_count, counted_word
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
 from roles.fieldcount import field_value
-from roles.invented import invented_facts
+from roles.claims.evidence_rules import invented_facts
 
 SALES = (
     "region,product,units,amount\n"

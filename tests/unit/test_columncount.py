@@ -7,7 +7,7 @@ import subprocess
 from roles.columncount import column_count_command, column_extreme_command
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
-from roles.invented import invented_facts
+from roles.claims.evidence_rules import invented_facts
 
 STOCK = "sku,name,quantity\nA-1,orbit,0\nA-2,amber,10\nA-3,maple,0\nA-4,quiet,40\n"
 SHARED = "/srv/shop/shared/inventory.csv"

@@ -4,7 +4,7 @@ import pytest
 
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
-from roles.invented import invented_facts
+from roles.claims.evidence_rules import invented_facts
 from roles.ranscript import unrun_script
 
 DIR = "/var/tmp/tasks/write-script"

@@ -1,0 +1,1 @@
+"""The claims engine: what a request asks, what a command computes, what the evidence shows, and the rules R4a judges a claim by."""

@@ -1,0 +1,258 @@
+"""R4b's rules of the answer: what the whole run must show for the Question.
+
+Before the merged result is verified, code checks that it answers what was
+asked, in the form the ``Question`` names, whatever criteria R2 wrote: a count
+or total states a number, a request for names states a name a tool output
+shows (a line count is not a list of users), a path states one, a yes/no
+question says which, and a request for an effect on named files is met only
+when a tool call changed them and the filesystem shows it. Each row of
+``ANSWER_RULES`` is named; its verdict carries the name.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from roles.claims.question import Question, read_question
+from roles.claims.writes import ABSOLUTE, written_paths
+from roles.contracts import (
+    CriterionVerdict,
+    ExecutionResult,
+    SubTask,
+    SubTaskOutcome,
+)
+from roles.evidence import ToolCall, is_failed_call, parse_evidence, split_exit_code
+from roles.facts import output_text
+
+__all__ = [
+    "ANSWER_RULES",
+    "Answer",
+    "unanswered_question",
+    "subtask_effect",
+    "unmade_effect",
+    "written",
+]
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
+WORD = re.compile(r"[A-Za-z_][\w.@+-]*[\w]")
+NAMEISH = re.compile(r"[\w@+-]*[A-Za-z][\w.@+-]*")
+PATHISH = re.compile(r"(?:/[\w.@+-]+)+/?|[\w@+-]+\.[A-Za-z0-9]{1,8}\b")
+YES_NO = re.compile(
+    r"\b(?:yes|no|true|false|enabled|disabled|not|none|is|are|oui|non|ja|nein|"
+    r"sí|si|是|否)\b",
+    re.IGNORECASE,
+)
+SAID = 160
+
+
+@dataclass
+class Answer:
+    """The run's answer to judge: the question, the request, every outcome."""
+
+    question: Question
+    request: str
+    outcomes: Sequence[SubTaskOutcome]
+
+    @cached_property
+    def text(self) -> str:
+        return "\n".join(output_text(o.output) for o in self.outcomes).strip()
+
+    @cached_property
+    def calls(self) -> list[ToolCall]:
+        """Every attempt's calls: what an earlier attempt changed stays changed."""
+        entries = [c for o in self.outcomes for c in (*o.earlier_calls, *o.tool_calls)]
+        return [c for c in map(parse_evidence, entries) if c is not None]
+
+    @cached_property
+    def shown(self) -> str:
+        """What successful tool calls printed."""
+        return "\n".join(
+            split_exit_code(c.output)[1] for c in self.calls if not is_failed_call(c)
+        )
+
+
+def number_stated(answer: Answer) -> str:
+    """A count, total or number is asked and the answer states none."""
+    if not answer.question.numeric or NUMBER.search(answer.text):
+        return ""
+    asked = answer.question.answer
+    return f"the request asks for a {asked}, and the answer states no number"
+
+
+def names_stated(answer: Answer) -> str:
+    """Names are asked and the answer states none that a tool output shows."""
+    if answer.question.answer not in ("name", "names"):
+        return ""
+    asked = answer.request.lower()
+    names = [
+        w
+        for w in dict.fromkeys(NAMEISH.findall(answer.text))
+        if w.lower() not in asked and _shown(w, answer.shown)
+    ]
+    if names:
+        return ""
+    asked = "a name" if answer.question.answer == "name" else "names"
+    return (
+        f"the request asks for {asked}, "
+        "and the answer states none that a tool output shows (a count or a "
+        "number is not a name): answer with the names the tool printed"
+    )
+
+
+def path_stated(answer: Answer) -> str:
+    """A path is asked and the answer names none that exists or a tool showed."""
+    if answer.question.answer != "path":
+        return ""
+    for found in PATHISH.findall(answer.text):
+        if _shown(found, answer.shown) or (found.startswith("/") and _exists(found)):
+            return ""
+    return (
+        "the request asks for a file or path, and the answer names none that a "
+        "tool output shows: answer with the path the tool printed"
+    )
+
+
+def yes_or_no(answer: Answer) -> str:
+    """A yes/no question whose answer says neither."""
+    if answer.question.answer != "yes_no" or YES_NO.search(answer.text):
+        return ""
+    return "the request asks a yes/no question, and the answer says neither"
+
+
+def effect_shown(answer: Answer) -> str:
+    """A request to make or change named files that no tool call did."""
+    return unmade_effect(answer.question, answer.calls)
+
+
+def unmade_effect(question: Question, calls: Sequence[ToolCall]) -> str:
+    """Return why ``calls`` do not show the effect ``question`` asks for on its
+    named paths (no successful call wrote there, or a file to write is not
+    there), else ""; a deletion is ``roles.requested``'s."""
+    if question.answer != "effect" or question.effect in ("", "delete"):
+        return ""
+    named = [p.rstrip("/") or "/" for p in question.paths]
+    if not named:
+        return ""
+    touched = [p for p in written(calls) if any(_within(p, n) for n in named)]
+    if not touched:
+        return (
+            f"the request asks to {question.effect} {', '.join(named)}, and no "
+            "successful tool call wrote there: make the change itself (write_file, "
+            "or a command that writes the file), not only a report of it"
+        )
+    if question.effect in ("write", "create"):
+        missing = [p for p in touched if p in named and not _exists(p)]
+        if missing and len(missing) == len(touched):
+            return (
+                f"the request asks to {question.effect} {missing[0]}, and it does "
+                "not exist"
+            )
+    return ""
+
+
+def written(calls: Sequence[ToolCall]) -> list[str]:
+    """Return the paths the successful ``calls`` wrote; a script a call wrote
+    and a later one ran writes the absolute paths its text names."""
+    paths: list[str] = []
+    scripts: dict[str, str] = {}
+    for call in calls:
+        if is_failed_call(call):
+            continue
+        content = call.args.get("content")
+        if call.tool != "shell" and isinstance(content, str):
+            scripts[str(call.args.get("path", ""))] = content
+        paths += written_paths(call)
+        command = call.args.get("command") if call.tool == "shell" else None
+        if isinstance(command, str):
+            paths += [
+                p
+                for script, text in scripts.items()
+                if script and posixpath.basename(script) in command
+                for p in ABSOLUTE.findall(text)
+            ]
+    return paths
+
+
+def _within(path: str, named: str) -> bool:
+    path = path.rstrip("/") or "/"
+    return path == named or path.startswith(named + "/") or named.startswith(path + "/")
+
+
+def _shown(word: str, shown: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", shown) is not None
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+@dataclass(frozen=True)
+class AnswerRule:
+    name: str
+    check: Callable[[Answer], str]
+    criterion: str
+
+
+ANSWER_RULES: tuple[AnswerRule, ...] = (
+    AnswerRule("effect-not-shown", effect_shown, "the requested change is made"),
+    AnswerRule("number-not-stated", number_stated, "the answer states the number"),
+    AnswerRule("names-not-stated", names_stated, "the answer states the names"),
+    AnswerRule("path-not-stated", path_stated, "the answer states the path"),
+    AnswerRule("yes-no-not-stated", yes_or_no, "the answer says yes or no"),
+)
+
+
+def unanswered_question(
+    question: Question, request: str, outcomes: Sequence[SubTaskOutcome]
+) -> list[CriterionVerdict]:
+    """Return a failing verdict, named by its rule, for the first row of
+    ``ANSWER_RULES`` the run's answer fails; else []."""
+    answer = Answer(question, request, outcomes)
+    for rule in ANSWER_RULES:
+        reason = rule.check(answer)
+        if reason:
+            return [
+                CriterionVerdict(
+                    criterion=rule.criterion,
+                    mode="verifiable",
+                    verdict="fail",
+                    failure_class="logical",
+                    evidence=f"{reason} (said: {answer.text[:SAID] or 'nothing'})",
+                    rule=rule.name,
+                )
+            ]
+    return []
+
+
+def subtask_effect(
+    subtask: SubTask, result: ExecutionResult, question: Question
+) -> list[CriterionVerdict]:
+    """Return a failing verdict when the subtask is the step that makes the
+    effect the request asks for (its intent names one of the question's paths
+    with an effect) and its calls do not show it; else []."""
+    asked = read_question(subtask.intent)
+    if asked.answer != "effect" or question.answer != "effect":
+        return []
+    shared = [p for p in question.paths if p in subtask.intent]
+    if not shared:
+        return []
+    own = question.model_copy(update={"paths": shared})
+    calls = [c for c in map(parse_evidence, result.tool_calls) if c is not None]
+    reason = unmade_effect(own, calls)
+    if not reason:
+        return []
+    return [
+        CriterionVerdict(
+            criterion=f"the change to {', '.join(shared)} is made",
+            mode="verifiable",
+            verdict="fail",
+            failure_class="logical",
+            evidence=reason,
+            rule="effect-not-shown",
+        )
+    ]

@@ -1,0 +1,193 @@
+"""What a request asks for: the ``Question`` the claims engine judges an answer by.
+
+R1 states it as the ``asks`` field of the TaskSpec, through the structured
+output it already uses; ``read_question`` reads it from the request's words only
+when R1 gave none (an endpoint without structured outputs, the offline model, a
+fallback spec)::
+
+    Question(answer="count", count_of="distinct", subject="IP addresses in access.log")
+    Question(answer="effect", effect="write", paths=["/srv/report.txt"])
+
+``answer`` is the form the answer takes; ``count_of`` what a count counts;
+``matching`` the word or pattern counted lines hold, when the request states
+one; ``field`` the column or key a total or value is of; ``paths`` the files
+the request names as what it makes or changes; ``effect`` what it does to them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from roles.asked import (
+    ALL_LINES,
+    asks_for_count,
+    asks_for_file_count,
+    asks_for_sum,
+    counted_word,
+)
+from roles.contract_base import Contract
+
+__all__ = ["ANSWERS", "Question", "question_for", "read_question"]
+
+Answer = Literal[
+    "number", "count", "total", "path", "name", "names", "yes_no", "value",
+    "effect", "text",
+]  # fmt: skip
+CountOf = Literal["", "lines", "matches", "files", "distinct", "words", "rows"]
+Effect = Literal["", "write", "create", "rename", "move", "delete", "change"]
+ANSWERS: tuple[str, ...] = Answer.__args__  # type: ignore[attr-defined]
+# The answers that are one number: a rule of numbers judges them.
+NUMERIC = ("number", "count", "total")
+PATHS_LIMIT = 20
+
+
+class Question(Contract):
+    """What a request asks for, in a form code can check an answer against."""
+
+    answer: Answer = "text"
+    subject: str = Field(default="", max_length=300)
+    count_of: CountOf = ""
+    matching: str = Field(default="", max_length=200)
+    field: str = Field(default="", max_length=200)
+    paths: list[str] = Field(default_factory=list, max_length=PATHS_LIMIT)
+    effect: Effect = ""
+    # "model" when R1 stated it, "text" when read from the request's words.
+    source: Literal["model", "text"] = "model"
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_word(cls, value: Any) -> Any:
+        # Models write "yes/no", "Count" or "file path"; the kind is the same.
+        if isinstance(value, str):
+            word = re.sub(r"[\s/-]+", "_", value.strip().lower())
+            return ALIASES.get(word, word)
+        return value
+
+    @field_validator("count_of", "effect", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        if value is None:
+            return ""
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("paths", mode="before")
+    @classmethod
+    def _absolute_paths(cls, value: Any) -> Any:
+        # Only an absolute path names a file the filesystem can be asked about.
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            return [p.strip() for p in value if isinstance(p, str) and _is_path(p)]
+        return value
+
+    @property
+    def numeric(self) -> bool:
+        """True when the answer is one number (a count, a total, a number)."""
+        return self.answer in NUMERIC
+
+
+ALIASES = {
+    "yes_or_no": "yes_no", "yesno": "yes_no", "boolean": "yes_no", "bool": "yes_no",
+    "file_path": "path", "filename": "path", "file": "path", "directory": "path",
+    "integer": "number", "int": "number", "float": "number", "quantity": "number",
+    "sum": "total", "average": "total", "mean": "total", "how_many": "count",
+    "list": "names", "list_of_names": "names", "key_value": "value",
+    "free_text": "text", "string": "text", "action": "effect",
+}  # fmt: skip
+
+
+def _is_path(text: str) -> bool:
+    text = text.strip()
+    return text.startswith("/") and "\n" not in text and not set("*?[") & set(text)
+
+
+# --- the fallback: the request's words ------------------------------------
+
+YES_NO = re.compile(
+    r"^\s*(?:is|are|does|do|did|has|have|can|was|were|will|should)\b", re.I
+)
+# A request that opens with a question word asks something; one that opens
+# with a verb asks for an effect.
+ASKING = re.compile(
+    r"^\s*(?:how|what|which|where|who|whose|when|why|is|are|does|do|did|has|"
+    r"have|can|was|were|will|should)\b",
+    re.I,
+)
+NAMES = re.compile(
+    r"\b(?:which|what|list|name)\s+(?:\w+\s+){0,2}"
+    r"(?:users|names|hosts|files|functions|keys|packages|services|accounts)\b",
+    re.I,
+)
+PATH_ASKED = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+){0,2}(?:file|path|directory|folder)\b"
+    r"|\bwhere\s+is\b",
+    re.I,
+)
+VALUE_ASKED = re.compile(
+    r"\bwhat\s+is\s+(?:the\s+)?(?:value\s+of\s+)?`?[A-Za-z_][\w.-]*_[\w.-]*`?", re.I
+)
+DISTINCT = re.compile(r"\b(?:distinct|unique|different)\b", re.I)
+EFFECTS = (
+    ("delete", re.compile(r"\b(?:delete|remove|erase|unlink)\b", re.I)),
+    ("rename", re.compile(r"\brename\b", re.I)),
+    ("move", re.compile(r"\bmove\b", re.I)),
+    ("write", re.compile(r"\b(?:write|save|store|export|dump)\b", re.I)),
+    ("create", re.compile(r"\b(?:create|make|generate|produce|touch)\b", re.I)),
+    ("change", re.compile(r"\b(?:change|edit|set|update|replace|fix|modify)\b", re.I)),
+)
+PATH = re.compile(r"""(?<![\w.~])/[^\s'"`,;()<>|]+""")
+
+
+def read_question(text: str) -> Question:
+    """Return the Question the words of ``text`` state (the fallback reading)."""
+    text = text or ""
+    effect = next((name for name, verb in EFFECTS if verb.search(text)), "")
+    paths = [p.rstrip(".:!?") for p in PATH.findall(text)][:PATHS_LIMIT]
+    base: dict[str, Any] = {"source": "text", "subject": " ".join(text.split())[:300]}
+    if effect and paths and not ASKING.search(text):
+        return Question(answer="effect", effect=effect, paths=paths, **base)
+    if asks_for_count(text) and not asks_for_sum(text):
+        return Question(
+            answer="count", count_of=_count_of(text), matching=counted_word(text),
+            **base,
+        )  # fmt: skip
+    if asks_for_sum(text):
+        return Question(answer="total", **base)
+    if YES_NO.search(text):
+        return Question(answer="yes_no", **base)
+    if NAMES.search(text):
+        return Question(answer="names", **base)
+    if PATH_ASKED.search(text):
+        return Question(answer="path", **base)
+    if VALUE_ASKED.search(text):
+        return Question(answer="value", **base)
+    return Question(answer="text", **base)
+
+
+def _count_of(text: str) -> str:
+    if asks_for_file_count(text):
+        return "files"
+    if DISTINCT.search(text):
+        return "distinct"
+    if counted_word(text):
+        return "matches"
+    if ALL_LINES.search(text):
+        return "lines"
+    return ""
+
+
+def question_for(asks: Question | None, request: str) -> Question:
+    """Return R1's Question when it gave one, else the one the request's words state.
+
+    The paths a Question names come from the request itself: a path R1 wrote
+    that the request does not hold is dropped (R1 restates, it does not invent).
+    """
+    if asks is None:
+        return read_question(request)
+    kept = [p for p in asks.paths if p in request or p.rstrip("/") in request]
+    return asks.model_copy(update={"paths": kept})

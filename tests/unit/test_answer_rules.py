@@ -1,0 +1,125 @@
+"""R4b's answer rules: the form the Question asks for and the effect it names."""
+
+from pathlib import Path
+
+import pytest
+
+from roles.claims.answer_rules import subtask_effect, unanswered_question
+from roles.claims.question import Question
+from roles.contracts import ExecutionResult, SubTask, SubTaskOutcome
+from roles.evidence import format_evidence
+
+
+def _shell(command, output, code=0):
+    return format_evidence(
+        "shell", {"command": command}, f"[exit code {code}]\n{output}"
+    )
+
+
+def _outcome(answer, *calls):
+    return SubTaskOutcome(
+        subtask_id="s1",
+        parent_task_id="t1",
+        status="matched",
+        output=answer,
+        tool_calls=list(calls),
+    )
+
+
+def _rules(question, answer, *calls, request="the request"):
+    verdicts = unanswered_question(question, request, [_outcome(answer, *calls)])
+    return [v.rule for v in verdicts]
+
+
+WHO = _shell("cut -d: -f1 /srv/people | sort -u", "amara\nbogdan\nchen")
+
+
+def test_names_asked_and_a_count_answered_is_refused():
+    counted = _shell("wc -l < /srv/people", "240")
+    assert _rules(Question(answer="names"), "240", counted) == ["names-not-stated"]
+
+
+def test_names_a_tool_showed_are_an_answer():
+    assert _rules(Question(answer="names"), "amara, bogdan and chen", WHO) == []
+
+
+def test_names_no_tool_showed_are_refused():
+    rules = _rules(Question(answer="names"), "dmitri and erin", WHO)
+    assert rules == ["names-not-stated"]
+
+
+def test_a_count_needs_a_number():
+    assert _rules(Question(answer="count"), "several", WHO) == ["number-not-stated"]
+    assert _rules(Question(answer="count"), "3", WHO) == []
+
+
+def test_a_path_asked_needs_one_a_tool_showed():
+    listed = _shell("ls -t /srv/b", "b-0412.tar\nb-0301.tar")
+    assert _rules(Question(answer="path"), "b-0412.tar", listed) == []
+    assert _rules(Question(answer="path"), "the newest one", listed) == [
+        "path-not-stated"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "rules"), [("No.", []), ("maybe", ["yes-no-not-stated"])]
+)
+def test_a_yes_no_question_needs_yes_or_no(answer, rules):
+    assert _rules(Question(answer="yes_no"), answer, WHO) == rules
+
+
+def test_a_file_to_write_that_no_call_wrote_is_refused(tmp_path: Path):
+    target = tmp_path / "report.txt"
+    asked = Question(answer="effect", effect="write", paths=[str(target)])
+    counted = _shell("wc -l /srv/a.log", "12 /srv/a.log")
+    assert _rules(asked, "The report: 12 lines", counted) == ["effect-not-shown"]
+
+
+def test_a_file_a_call_wrote_and_that_exists_meets_the_effect(tmp_path: Path):
+    target = tmp_path / "report.txt"
+    target.write_text("12\n")
+    asked = Question(answer="effect", effect="write", paths=[str(target)])
+    wrote = _shell(f"wc -l < /srv/a.log > {target}", "")
+    assert _rules(asked, "written", wrote) == []
+
+
+def test_a_written_file_that_is_gone_again_is_refused(tmp_path: Path):
+    target = tmp_path / "report.txt"
+    asked = Question(answer="effect", effect="create", paths=[str(target)])
+    wrote = format_evidence("write_file", {"path": str(target), "content": "x"}, "ok")
+    assert _rules(asked, "done", wrote) == ["effect-not-shown"]
+
+
+def test_a_script_that_was_written_and_run_writes_what_it_names(tmp_path: Path):
+    target = tmp_path / "out.csv"
+    target.write_text("a\n")
+    asked = Question(answer="effect", effect="write", paths=[str(target)])
+    script = format_evidence(
+        "write_file",
+        {"path": "/w/make.py", "content": f"open('{target}', 'w').write('a')"},
+        "ok",
+    )
+    ran = _shell("python3 make.py", "")
+    assert _rules(asked, "done", script, ran) == []
+
+
+def test_a_failed_write_does_not_count(tmp_path: Path):
+    target = tmp_path / "r.txt"
+    asked = Question(answer="effect", effect="write", paths=[str(target)])
+    failed = _shell(f"echo x > {target}", "Permission denied", code=1)
+    assert _rules(asked, "done", failed) == ["effect-not-shown"]
+
+
+def test_the_step_that_makes_the_effect_fails_without_it(tmp_path: Path):
+    target = str(tmp_path / "users.txt")
+    asked = Question(answer="effect", effect="write", paths=[target])
+    subtask = SubTask(
+        subtask_id="s1", parent_task_id="t1", intent=f"Write the users to {target}"
+    )
+    result = ExecutionResult(
+        subtask_id="s1", status="completed", output="amara", tool_calls=[WHO]
+    )
+    verdicts = subtask_effect(subtask, result, asked)
+    assert [v.rule for v in verdicts] == ["effect-not-shown"]
+    reading = subtask.model_copy(update={"intent": "List the users in /srv/people"})
+    assert subtask_effect(reading, result, asked) == []

@@ -1,0 +1,95 @@
+"""The claims engine's rule table: ordered, named rows; a verdict names its rule."""
+
+from pathlib import Path
+
+from roles.agent_validator import validate
+from roles.claims.engine import Case, Finding, Rule, decide
+from roles.claims.evidence_rules import EVIDENCE_RULES, evidence_finding
+from roles.claims.question import Question
+from roles.contracts import ExecutionResult, SubTask
+from roles.evidence import format_evidence
+
+
+def _subtask(intent="Count the lines of /srv/a.log", criteria=None):
+    return SubTask(
+        subtask_id="s1",
+        parent_task_id="t1",
+        intent=intent,
+        success_criteria=criteria or ["the answer is the line count"],
+    )
+
+
+def _result(claim, *calls):
+    return ExecutionResult(
+        subtask_id="s1", status="completed", output=claim, tool_calls=list(calls)
+    )
+
+
+def _shell(command, output):
+    return format_evidence("shell", {"command": command}, f"[exit code 0]\n{output}")
+
+
+def test_rule_names_are_unique_and_every_row_has_a_docstring():
+    names = [rule.name for rule in EVIDENCE_RULES]
+    assert len(names) == len(set(names))
+    assert all(rule.check.__doc__ for rule in EVIDENCE_RULES)
+
+
+def test_the_first_failing_row_decides():
+    case = Case(_subtask(), _result("x"), Question())
+    rules = (
+        Rule("passes", lambda c: ""),
+        Rule("first", lambda c: "first reason"),
+        Rule("second", lambda c: "second reason"),
+    )
+    assert decide(case, rules) == Finding("first", "first reason")
+    assert decide(case, rules[:1]) is None
+
+
+def test_an_invented_number_is_refused_by_a_named_rule():
+    result = _result("The file has 412 lines.", _shell("head -3 /srv/a.log", "a\nb\nc"))
+    finding = evidence_finding(_subtask(), result, "How many lines in /srv/a.log?")
+    assert finding is not None and finding.rule == "unshown-fact"
+    assert "412" in finding.reason
+
+
+def test_a_number_read_from_a_listing_is_not_a_computed_count():
+    listing = _shell("cat /srv/a.log", "id 12\nid 9\nid 7")
+    finding = evidence_finding(
+        _subtask(), _result("There are 12 lines.", listing), "How many lines?"
+    )
+    assert finding is not None and finding.rule == "read-not-computed"
+
+
+def test_a_computed_count_passes_every_row():
+    counted = _shell("wc -l < /srv/a.log", "3")
+    finding = evidence_finding(
+        _subtask(), _result("3", counted), "How many lines are in /srv/a.log?"
+    )
+    assert finding is None
+
+
+def test_the_question_r1_stated_is_used_instead_of_the_words():
+    # The words ask nothing a rule of counts reads; R1 said it is a count.
+    listing = _shell("cat /srv/a.log", "id 12\nid 9\nid 7")
+    subtask = _subtask(intent="Report on /srv/a.log")
+    request = "Report the size of /srv/a.log in lines"
+    assert evidence_finding(subtask, _result("12", listing), request) is None
+    asked = Question(answer="count", count_of="lines")
+    finding = evidence_finding(subtask, _result("12", listing), request, asked)
+    assert finding is not None and finding.rule == "read-not-computed"
+
+
+def test_the_verdict_on_the_run_carries_the_rule(tmp_path: Path):
+    result = _result("The file has 412 lines.", _shell("head -1 /srv/a.log", "a"))
+    validation = validate(
+        _subtask(),
+        result,
+        model=None,
+        attempt=2,
+        trajectory=[],
+        workspace=tmp_path,
+        request="How many lines in /srv/a.log?",
+    )
+    assert validation.verdict == "failed"
+    assert [v.rule for v in validation.verdicts] == ["unshown-fact"]

@@ -1,0 +1,76 @@
+"""The Question: R1's structured statement of what a request asks, and the
+reading of a request's words when R1 gave none."""
+
+import pytest
+
+from roles.claims.question import Question, question_for, read_question
+from roles.perceiver import PerceiverReply
+
+
+@pytest.mark.parametrize(
+    ("request_text", "answer", "count_of"),
+    [
+        ("How many lines does /srv/app.log have?", "count", "lines"),
+        ("How many unique visitors are in /srv/visits.txt?", "count", "distinct"),
+        ("How many .py files are under /srv/code?", "count", "files"),
+        ("How many lines of /srv/app.log contain 'WARN'?", "count", "matches"),
+        ("What is the total of the price column in /srv/items.csv?", "total", ""),
+        ("Is compression enabled in /etc/web.conf?", "yes_no", ""),
+        ("Which hosts appear in /srv/inventory.txt?", "names", ""),
+        ("Which file under /srv/docs is the largest?", "path", ""),
+        ("What is worker_count in /etc/pool.toml?", "value", ""),
+        ("Summarise /srv/notes.md in one paragraph.", "text", ""),
+    ],
+)
+def test_the_words_of_a_request_give_its_answer_kind(request_text, answer, count_of):
+    question = read_question(request_text)
+    assert (question.answer, question.count_of) == (answer, count_of)
+    assert question.source == "text"
+
+
+def test_a_request_for_an_effect_names_its_paths():
+    question = read_question("Save the list of users to /srv/out/users.txt.")
+    assert (question.answer, question.effect) == ("effect", "write")
+    assert question.paths == ["/srv/out/users.txt"]
+
+
+def test_a_question_about_a_file_is_not_an_effect_on_it():
+    question = read_question("How many rows would I remove from /srv/a.csv?")
+    assert question.answer == "count"
+
+
+def test_r1s_question_wins_and_keeps_only_the_paths_the_request_holds():
+    stated = Question(answer="effect", effect="write", paths=["/a/x", "/b/invented"])
+    kept = question_for(stated, "write the report to /a/x")
+    assert kept.paths == ["/a/x"] and kept.source == "model"
+    assert question_for(None, "How many lines in /a/x?").answer == "count"
+
+
+@pytest.mark.parametrize(
+    ("given", "answer"),
+    [
+        ("Yes/No", "yes_no"),
+        ("how many", "count"),
+        ("File path", "path"),
+        ("sum", "total"),
+    ],
+)
+def test_r1s_spelling_of_an_answer_kind_is_understood(given, answer):
+    assert Question.model_validate({"answer": given}).answer == answer
+
+
+@pytest.mark.parametrize("asks", ["count", {"answer": "poem"}, ["x"], 7])
+def test_an_unusable_asks_never_refuses_the_spec(asks):
+    reply = PerceiverReply.model_validate({"intent": "count lines", "asks": asks})
+    assert reply.asks is None
+
+
+def test_relative_and_wildcard_paths_are_not_named_files():
+    question = Question(answer="effect", paths=["rel/x", "/a/*.log", "/srv/ok", 3])
+    assert question.paths == ["/srv/ok"]
+
+
+def test_hostile_text_is_read_without_error():
+    question = read_question("how many " * 50_000 + "\x00" + "/" * 5000)
+    assert question.answer == "count"
+    assert len(question.subject) <= 300
