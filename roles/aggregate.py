@@ -36,11 +36,20 @@ from collections.abc import Iterable
 
 from roles.asked import ALL_LINES, SOME_LINES, asks_for_sum, counted_word
 
-# roles.invented imports these three from here.
+# roles.claims.evidence_rules imports these three from here.
 from roles.asked import asks_for_aggregate as asks_for_aggregate
 from roles.asked import asks_for_count as asks_for_count
 from roles.asked import asks_for_file_count as asks_for_file_count
-from roles.evidence import SINGLE_QUOTED, parse_evidence, split_exit_code
+from roles.claims.command import Pipeline, parse_command
+from roles.claims.command_queries import (
+    COUNTS,
+    command_counts,
+    counted_files,
+    counts,
+    runs,
+)
+from roles.claims.command_queries import looks_for as selects_with
+from roles.evidence import parse_evidence, split_exit_code
 
 RESULT_NUMBERS = 3
 # A command's own error line: ``prog: [line N: ]…: <error>``.
@@ -50,14 +59,11 @@ ERROR_LINE = re.compile(
     r"|Not a directory|command not found)\b.*$",
     re.MULTILINE,
 )
-# A command that counts lines or matches, whatever it counts.
-COUNTER = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b")
-# A command that lists files or lines: printing nothing, it found nothing.
-LISTER = re.compile(r"\b(?:find|grep|rg|ls)\b")
-LINE_SEARCH = re.compile(r"\b(?:grep|rg)\b")
+# Programs that list files or lines: printing nothing, they found nothing.
+LISTERS = frozenset({"find", "grep", "egrep", "fgrep", "rg", "ls"})
+LINE_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg"})
 # A quoted CSV field that holds a comma: awk -F, and cut -d, split inside it.
 QUOTED_COMMA = re.compile(r'(?:^|,)"[^"\n]*,[^"\n]*"(?=,|\r?$)', re.MULTILINE)
-INVERTED = re.compile(r"\bgrep\b[^|;&]*\s(?:-\w*v\w*|--invert-match)\b")
 # A number standing on its own: not a digit run inside a path, a name or a date.
 # A grouped number (10,000) is one number.
 NUMBER = re.compile(
@@ -87,9 +93,15 @@ def computing_error(value: str, entries: Iterable[str]) -> str:
 
 def only_counted(value: str, entries: Iterable[str]) -> bool:
     """Return True when every command that printed ``value`` as its last number
-    counts lines or matches (``wc``, ``grep -c``): a count, never a sum."""
+    counts lines, matches or files (``wc``, ``grep -c``): a count, never a sum."""
     commands = [command for command, _ in printers(value, entries)]
-    return bool(commands) and all(COUNTER.search(c) for c in commands)
+    return bool(commands) and all(is_count(c) for c in commands)
+
+
+def is_count(command: str) -> bool:
+    """Return True when the number ``command`` computes last is a count (of
+    lines, words, matches, distinct lines or files), not a sum."""
+    return command_counts(parse_command(command)) in COUNTS
 
 
 def printers(value: str, entries: Iterable[str]) -> Iterable[tuple[str, str]]:
@@ -123,7 +135,7 @@ def shows_nothing(entries: Iterable[str], files: bool = True) -> bool:
     search for lines (``grep``, ``rg``) counts: no file matching a glob shows
     nothing of how many rows a file has.
     """
-    lister = LISTER if files else LINE_SEARCH
+    listers = LISTERS if files else LINE_SEARCHERS
     for entry in entries:
         call = parse_evidence(entry)
         if call is None or call.output.lstrip().startswith(("ERROR:", "[LAW1]")):
@@ -132,7 +144,7 @@ def shows_nothing(entries: Iterable[str], files: bool = True) -> bool:
         if files and call.tool == "glob" and body.startswith("(no files matched"):
             return True
         command = str(call.args.get("command") or "") if call.tool == "shell" else ""
-        if not body and lister.search(command) and not COUNTER.search(command):
+        if not body and runs(parse_command(command), listers) and not is_count(command):
             return True
     return False
 
@@ -242,46 +254,19 @@ def _counts_inside_named_files(command: str) -> bool:
     """Return True when ``command`` counts what is inside the files it names,
     alone or fed by ``cat`` of files: ``wc``, ``grep -c``, awk printing NR or
     ``sed -n '$='``. A count of a listing (``find … | wc -l``) reads no file."""
-    stages = [stage.strip() for stage in command.split("|")]
-    if (
-        not stages
-        or len(stages) > 2
-        or re.search(r"[;&<>`$]", SINGLE_QUOTED.sub("''", command))
-    ):
+    parsed = parse_command(command)
+    if parsed.error or len(parsed.pipelines) != 1:
         return False
-    try:
-        words = [shlex.split(stage) for stage in stages]
-    except ValueError:
+    stages = parsed.pipelines[0].programs
+    counter = stages[-1]
+    if len(stages) > 2 or counter.via or counts(Pipeline((counter,))) not in COUNTS:
         return False
-    if not all(words):
-        return False
-    operands = _counted_files(words[-1])
-    if operands is None:
-        return False
-    if len(words) == 1:
-        return bool(operands)
-    feeder = words[0]
-    return not operands and feeder[0] == "cat" and len(feeder) > 1
-
-
-def _counted_files(words: list[str]) -> list[str] | None:
-    """Return the file operands of a line counter, or None for another program."""
-    program, rest = words[0], words[1:]
-    options = [w for w in rest if w.startswith("-") and w != "-"]
-    plain = [w for w in rest if not (w.startswith("-") and w != "-")]
-    if program == "wc":
-        return plain
-    if any(o.startswith(("-e", "-f", "--regexp", "--file")) for o in options):
-        return None  # the pattern is an option's value: the operands are unclear
-    if program == "grep" and any(
-        o == "--count" or (not o.startswith("--") and "c" in o) for o in options
-    ):
-        return plain[1:]
-    if program == "awk" and plain and re.search(r"\bNR\b", plain[0]):
-        return [w for w in plain[1:] if "=" not in w]
-    if program == "sed" and plain and plain[0].replace(" ", "") == "$=":
-        return plain[1:]
-    return None
+    files = counted_files(counter) or tuple(
+        r.target for r in counter.redirects if r.operator in ("<", "0<")
+    )
+    if len(stages) == 1:
+        return bool(files)
+    return not files and stages[0].name == "cat" and bool(counted_files(stages[0]))
 
 
 def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:
@@ -295,23 +280,10 @@ def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:
 
 
 def looks_for(word: str, command: str) -> bool:
-    """Return True when ``command`` holds ``word`` outside its paths and file
-    names: ``grep -c ERROR x`` and ``awk '/ERROR/'`` do, ``wc -l
-    error-count/app.log`` does not."""
-    if INVERTED.search(command):
-        return False  # grep -v counts the lines without it
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        tokens = command.split()
-    terms = " ".join(t for t in tokens if not is_path(t))
-    return word.lower() in terms.lower()
-
-
-def is_path(token: str) -> bool:
-    if re.fullmatch(r"/[^/\s]+/", token):  # a regex between slashes: /ERROR/
-        return False
-    plain = re.fullmatch(r"/?[\w.~+-]+(?:/[\w.~+-]*)*", token) is not None
-    return plain and (
-        "/" in token or re.search(r"\.[A-Za-z]\w{0,4}$", token) is not None
-    )
+    """Return True when a filter of ``command`` selects with ``word`` (grep's
+    pattern, awk's ``/re/`` or compared string, find's ``-name``): ``grep -c
+    ERROR x`` and ``awk '/ERROR/'`` do; ``wc -l error-count/app.log`` and
+    ``grep -vc ERROR x``, which counts the lines without it, do not."""
+    pipelines = parse_command(command).pipelines
+    patterns = [pattern for line in pipelines for pattern in selects_with(line)]
+    return any(word.lower() in pattern.lower() for pattern in patterns)

@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from roles.aggregate import NUMBER
+from roles.aggregate import NUMBER, is_count
 from roles.asked import asks_for_aggregate
 from roles.columncount import EXTREME
 from roles.contracts import CriterionVerdict, SubTaskOutcome
@@ -48,8 +48,6 @@ ASKED_KEY = re.compile(
 _BETWEEN = " \t\"':="
 _VALUE = re.compile(r"[^\s,;#\"'}\]]+")
 SHOWN_LIMIT = 3
-# A count of lines is not a value: "grep -c max_connections f" prints 1.
-_COUNTS = re.compile(r"\bwc\b|\bgrep\s+(?:-\w+\s+)*-[A-Za-z]*c")
 # A question, not a request to make something that prints a total.
 QUESTION = re.compile(
     r"\?\s*$|^\s*(?:how many|what(?: is|'s)|count|sum|compute|calculate)\b"
@@ -161,7 +159,8 @@ def shown_values(key: str, tool_calls: Sequence[str]) -> list[str]:
         if code not in (None, 0):
             continue
         said = json.dumps(call.args, ensure_ascii=False)
-        named = key in said and not _COUNTS.search(said)
+        # A count is not a value: "grep -c max_connections f" prints 1.
+        named = key in said and not is_count(str(call.args.get("command") or ""))
         for line in body.splitlines():
             at = _key_at(key, line)
             if at >= 0:

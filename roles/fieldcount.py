@@ -17,8 +17,10 @@ import shlex
 from collections import Counter
 from collections.abc import Iterable
 
-from roles.aggregate import is_path, looks_for, printers
+from roles.aggregate import looks_for, printers
 from roles.asked import asks_for_count
+from roles.claims.command import parse_command
+from roles.claims.command_queries import counted_files, selects_by_field
 from roles.evidence import parse_evidence, split_exit_code
 
 _FIELDS = r"(?i:level|status|severity|state|priority|category|type|kind)"
@@ -28,12 +30,6 @@ FIELD_VALUE = re.compile(
     rf"\b(?P<field>{_FIELDS})(?:\s+(?:(?i:of|is)\s+)?|\s*[=:]\s*)"
     r"(?:(?P<q>['\"`])(?P<quoted>[^'\"`\n]+)(?P=q)|(?P<bare>[A-Z][A-Z0-9_]+)\b)"
     rf"|\b(?P<before>[A-Z][A-Z0-9_]+)[\s-]+(?P<after>{_FIELDS})\b"
-)
-# A command that tests one field of a line rather than the whole line.
-IN_FIELD = re.compile(
-    r"\$\d+\s*(?:==|!=|~)|(?:==|~)\s*\$\d+"
-    r"|\bcut\b[^|;&]*\s-\w*f"
-    r"|\bgrep\b[^|;&]*(?:['\"]|\s)\^"
 )
 
 
@@ -76,24 +72,33 @@ def miscounted(request: str, numbers: list[str], entries: list[str]) -> str:
 
 def _mentions_only(number: str, value: str, entries: Iterable[str]) -> str:
     commands = [c for c, error in printers(number, entries) if c and not error]
-    if not commands or any(IN_FIELD.search(c) for c in commands):
+    if not commands or any(_tests_a_field(c) for c in commands):
         return ""
     return commands[0]
 
 
 def _in_field(number: str, value: str, entries: Iterable[str]) -> bool:
     return any(
-        c and not error and IN_FIELD.search(c) and looks_for(value, c)
+        c and not error and _tests_a_field(c) and looks_for(value, c)
         for c, error in printers(number, entries)
     )
 
 
+def _tests_a_field(command: str) -> bool:
+    """Return True when a stage of ``command`` tests one field of a line (awk
+    comparing ``$N``, ``cut -f``, a grep pattern anchored at the start)."""
+    return any(selects_by_field(line) for line in parse_command(command).pipelines)
+
+
+def _read_files(command: str) -> list[str]:
+    """Return the files the programs of ``command`` read, in order."""
+    programs = [p for line in parse_command(command).pipelines for p in line.programs]
+    redirected = [r.target for p in programs for r in p.redirects if r.operator == "<"]
+    return [f for p in programs for f in counted_files(p)] + redirected
+
+
 def _how(field: str, value: str, command: str, entries: Iterable[str]) -> str:
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        tokens = command.split()
-    paths = [t for t in tokens if is_path(t)]
+    paths = _read_files(command)
     path = shlex.quote(paths[-1]) if paths else "FILE"
     position = _position(value, entries)
     if position:

@@ -14,20 +14,13 @@ short, and R4a names a command that counts every line::
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from roles.claims.command import parse_command
 from roles.evidence import parse_evidence, split_exit_code
 
 __all__ = ["uncounted_last_line"]
-
-PATH = r"""'[^']+'|"[^"]+"|[^\s|;&<>'"]+"""
-WC_LINES = re.compile(
-    rf"^\s*(?:wc\s+-l\s+(?:<\s*)?(?P<file>{PATH})"
-    rf"|cat\s+(?P<cat>{PATH})\s*\|\s*wc\s+-l)\s*$"
-)
 
 
 def uncounted_last_line(numbers: Sequence[str], tool_calls: Iterable[str]) -> str:
@@ -37,12 +30,11 @@ def uncounted_last_line(numbers: Sequence[str], tool_calls: Iterable[str]) -> st
         if call is None or call.tool != "shell":
             continue
         command = str(call.args.get("command") or "")
-        match = WC_LINES.match(command)
+        file = counted_file(command)
         code, output = split_exit_code(call.output)
         words = output.split()
-        if match is None or code != 0 or not words or words[0] not in numbers:
+        if not file or code != 0 or not words or words[0] not in numbers:
             continue
-        file = shlex.split(match["file"] or match["cat"])[0]
         if _ends_without_newline(Path(file)):
             count = int(words[0])
             return (
@@ -51,6 +43,25 @@ def uncounted_last_line(numbers: Sequence[str], tool_calls: Iterable[str]) -> st
                 f"{count + 1} lines; count every line with grep -c '' {file}"
             )
     return ""
+
+
+def counted_file(command: str) -> str:
+    """Return the one file whose newlines ``command`` counts (``wc -l FILE``,
+    ``wc -l < FILE``, ``cat FILE | wc -l``), else "" (another command, more
+    than that, several files)."""
+    parsed = parse_command(command)
+    if parsed.error or len(parsed.pipelines) != 1:
+        return ""
+    *feeders, wc = parsed.pipelines[0].programs
+    if wc.name != "wc" or wc.flags != ("-l",) or wc.via or len(feeders) > 1:
+        return ""
+    files = [*wc.operands, *(r.target for r in wc.redirects if r.operator == "<")]
+    if feeders:
+        cat = feeders[0]
+        if files or cat.name != "cat" or cat.flags or cat.redirects:
+            return ""
+        files = list(cat.operands)
+    return files[0] if len(files) == 1 else ""
 
 
 def _ends_without_newline(path: Path) -> bool:

@@ -12,13 +12,18 @@ pattern ends the name (``grep -c '\.py$'``) or the files are listed by name
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 
 from roles.aggregate import printers
+from roles.claims.command import parse_command
+from roles.claims.command_queries import (
+    GREPS,
+    counts,
+    is_inverted,
+    lists_names,
+    search_patterns,
+)
 
-# A listing: its lines are names (ls, find, tree).
-LISTING = re.compile(r"^(?:ls|find|tree)\b")
 # An extension as a grep pattern, unanchored: ".py", "\.py", "*.py", "py".
 EXTENSION = re.compile(r"^(?:\*|\\)?\.?[A-Za-z0-9]{1,6}$")
 
@@ -36,28 +41,20 @@ def loose_extension_count(value: str, entries: Iterable[str]) -> str:
 
 
 def loose_pattern(command: str) -> str:
-    """Return the unanchored extension pattern with which ``command`` counts a
-    listing's lines, else ""."""
-    stages = [stage.strip() for stage in command.split("|")]
-    for before, stage in zip(stages, stages[1:], strict=False):
-        pattern = _counted_pattern(stage)
-        if pattern is not None and LISTING.search(before) and EXTENSION.match(pattern):
-            return pattern
+    """Return the unanchored extension pattern with which ``command`` counts
+    the names a listing printed (``ls -R | grep -c .py``, ``find | grep py |
+    wc -l``), else ""."""
+    for pipeline in parse_command(command).pipelines:
+        if counts(pipeline) != "files":
+            continue
+        listed = False
+        for program in pipeline.programs:
+            listed = listed or lists_names(program)
+            if listed and program.name in GREPS and not is_inverted(program):
+                loose = [p for p in search_patterns(program) if EXTENSION.match(p)]
+                if loose and not lists_names(program):
+                    return loose[0]
     return ""
-
-
-def _counted_pattern(stage: str) -> str | None:
-    """Return the pattern of a ``grep -c`` stage, else None."""
-    try:
-        words = shlex.split(stage)
-    except ValueError:
-        return None
-    if not words or words[0] != "grep":
-        return None
-    flags = [w for w in words[1:] if w.startswith("-")]
-    rest = [w for w in words[1:] if not w.startswith("-")]
-    counts = any(f == "--count" or (f[1:2] != "-" and "c" in f) for f in flags)
-    return rest[0] if counts and rest else None
 
 
 def loose_count_reason(value: str, command: str) -> str:

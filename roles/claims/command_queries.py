@@ -1,0 +1,245 @@
+"""What a parsed command computes: the questions R4a asks of ``roles.claims.command``.
+
+A count is judged by what its lines are: ``wc -l`` after ``cat f`` counts the
+lines of f, after ``grep X f`` the matching lines, after ``find`` the files,
+after ``sort -u`` the distinct lines::
+
+    counts(parse_command("find src -name '*.py' | wc -l").pipelines[0])  # "files"
+    counts(parse_command("awk '{s+=$3} END{print s}' a").pipelines[0])  # "sum"
+
+The kinds are ``lines``, ``words``, ``bytes``, ``chars``, ``matches``,
+``distinct``, ``files`` (``COUNTS``), ``sum`` and ``average``, or "".
+An awk program's text is awk, not shell: ``roles.claims.awk`` reads it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from roles.claims.awk import awk_counts, awk_patterns, awk_role, awk_tests_a_field
+from roles.claims.command import Command, Pipeline, Program
+
+__all__ = [
+    "COUNTS",
+    "command_counts",
+    "counted_files",
+    "counts",
+    "is_inverted",
+    "lists_names",
+    "looks_for",
+    "runs",
+    "search_patterns",
+    "selects_by_field",
+]
+
+COUNTS = frozenset({"lines", "words", "bytes", "chars", "matches", "distinct", "files"})
+GREPS = frozenset({"grep", "egrep", "fgrep", "rg"})
+AWKS = frozenset({"awk", "gawk", "mawk"})
+LISTERS = frozenset({"ls", "find", "tree", "locate", "fd", "fdfind"})
+# Run by xargs or find -exec, these print the names they are given, not contents.
+NAME_PRINTERS = frozenset(
+    {"echo", "printf", "basename", "dirname", "realpath", "readlink", "stat", "du"}
+)
+READERS = frozenset(
+    "cat tac nl head tail sort uniq cut paste wc tr column less more zcat bzcat "
+    "xzcat strings jq".split()
+)
+INLINE_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e"}
+INLINE_CODE |= {"node": "-e", "php": "-r"}
+EVERY_LINE = frozenset({"", "^", "$", ".*", "^.*", "^.*$"})
+# wc prints lines, words, chars, bytes in this order; the first asked is named.
+WC_KINDS = (("-l", "--lines", "lines"), ("-w", "--words", "words"))
+WC_KINDS += (("-m", "--chars", "chars"), ("-c", "--bytes", "bytes"))
+DATAMASH = {"sum": "sum", "mean": "average", "count": "lines"}
+DATAMASH |= {"countunique": "distinct"}
+_SED_ADDRESS = re.compile(r"(?:^|[;\s{])/((?:\\.|[^/\\\n])+)/")
+
+
+def runs(command: Command, names: frozenset[str] | set[str]) -> bool:
+    """Return True when some program of ``command`` is one of ``names``."""
+    return any(p.name in names for line in command.pipelines for p in line.programs)
+
+
+def command_counts(command: Command) -> str:
+    """Return what the last pipeline of ``command`` that computes a number
+    counts (``counts``), or "" when none does."""
+    kinds = (counts(pipeline) for pipeline in reversed(command.pipelines))
+    return next((kind for kind in kinds if kind), "")
+
+
+def counts(pipeline: Pipeline) -> str:
+    """Return what the number the last counting stage of ``pipeline`` prints
+    counts, given the stages that feed it, or "" when no stage counts."""
+    stages = pipeline.programs
+    for index in reversed(range(len(stages))):
+        kind = _counter_kind(stages[index], stages[index - 1] if index else None)
+        if kind:
+            break
+    else:
+        return ""
+    if kind not in ("lines", "matches"):
+        return kind
+    fed = "lines" if _reads_files(stages[index]) else _fed(stages[:index])
+    if fed in ("distinct", "files"):
+        return fed
+    return "matches" if "matches" in (kind, fed) else "lines"
+
+
+def _counter_kind(program: Program, before: Program | None) -> str:
+    name = program.name
+    if name == "wc":
+        asked = [kind for *names, kind in WC_KINDS if program.flag(*names) is not None]
+        return asked[0] if asked else ("" if program.flags else "lines")
+    if name in GREPS and program.flag("-c", "--count", "--count-matches") is not None:
+        patterns = search_patterns(program)
+        every = bool(patterns) and all(p in EVERY_LINE for p in patterns)
+        return "lines" if every and not is_inverted(program) else "matches"
+    if name in AWKS:
+        return awk_counts(_awk_code(program))
+    if name == "sed" and "".join(program.operands[:1]).replace(" ", "") == "$=":
+        return "lines"
+    if name == "bc" and before is not None and before.name == "paste":
+        return "sum" if "+" in (before.flag("-d", "--delimiters") or "") else ""
+    if name == "datamash":
+        return next((DATAMASH[o] for o in program.operands if o in DATAMASH), "")
+    return "sum" if name == "numsum" else ""
+
+
+def _fed(stages: tuple[Program, ...]) -> str:
+    """Return what the lines ``stages`` print are: files, distinct lines,
+    matching lines or lines."""
+    state = "lines"
+    for program in stages:
+        role = _role(program)
+        if role == "list":
+            state = "files"
+            continue
+        names_only = program.via and program.name in NAME_PRINTERS
+        if _reads_files(program) and not names_only:
+            state = "lines"
+        if role == "distinct":
+            state = "distinct"
+        elif role == "select" and state == "lines":
+            state = "matches"
+    return state
+
+
+def _role(program: Program) -> str:
+    name = program.name
+    if lists_names(program):
+        return "list"
+    if name in GREPS:
+        return "select"
+    if name == "uniq" or (name == "sort" and _has(program, "-u", "--unique")):
+        return "distinct"
+    if name in AWKS:
+        return awk_role(_awk_code(program))
+    if name == "sed" and program.flag("-n", "--quiet", "--silent") is not None:
+        return "select" if _sed_addresses(program) else ""
+    return ""
+
+
+def lists_names(program: Program) -> bool:
+    """Return True when ``program`` prints names of files, one a line
+    (``ls``, ``find``, ``grep -l``, ``rg --files``, ``git ls-files``)."""
+    if program.name in LISTERS and not (program.via and program.name == "find"):
+        return True
+    if program.name in GREPS:
+        names = ("-l", "-L", "--files-with-matches", "--files-without-match", "--files")
+        return program.flag(*names) is not None
+    return program.name == "git" and program.operands[:1] == ("ls-files",)
+
+
+def _reads_files(program: Program) -> bool:
+    inputs = ("<", "0<", "<<", "<<-", "<<<")
+    return bool(
+        program.via
+        or counted_files(program)
+        or any(r.operator in inputs for r in program.redirects)
+    )
+
+
+def counted_files(program: Program) -> tuple[str, ...]:
+    """Return the file operands a counter or filter reads (``wc -l a b`` reads
+    a and b; a program reading its standard input reads none)."""
+    name, operands = program.name, program.operands
+    if name in GREPS:
+        given = program.flag("-e", "--regexp", "-f", "--file") is not None
+        files = operands if given else operands[1:]
+    elif name in AWKS:
+        code = program.flag("-f", "--file") is None
+        files = tuple(o for o in operands[code:] if "=" not in o)
+    elif name == "sed":
+        files = operands[program.flag("-e", "--expression", "-f", "--file") is None :]
+    elif name == "uniq":
+        files = operands[:1]
+    else:
+        files = operands if name in READERS else ()
+    return tuple(f for f in files if f != "-")
+
+
+def search_patterns(program: Program) -> tuple[str, ...]:
+    """Return the patterns a ``grep`` or ``rg`` searches with (``-e`` values,
+    else its first operand); none when they come from a file (``-f``)."""
+    given = program.flag_values("-e", "--regexp")
+    if given or program.flag("-f", "--file") is not None:
+        return given
+    return program.operands[:1]
+
+
+def is_inverted(program: Program) -> bool:
+    """Return True when a ``grep`` keeps the lines that do not match (``-v``)."""
+    return program.name in GREPS and program.flag("-v", "--invert-match") is not None
+
+
+def looks_for(pipeline: Pipeline) -> tuple[str, ...]:
+    """Return the patterns the filters of ``pipeline`` select with: grep's
+    pattern (not an inverted one's) and ``--include`` glob, awk's ``/re/`` and
+    the strings it compares a field to, ``find``'s ``-name``/``-path``/
+    ``-regex`` values, ``sed -n``'s addresses, an interpreter's inline code."""
+    found: list[str] = []
+    for program in pipeline.programs:
+        name = program.name
+        if name in GREPS and not is_inverted(program):
+            found += search_patterns(program)
+            found += program.flag_values("--include", "-g", "--glob")
+        elif name in AWKS:
+            found += awk_patterns(_awk_code(program))
+        elif name == "find":
+            names = "-name -iname -path -ipath -wholename -iwholename -regex -iregex"
+            found += program.flag_values(*names.split())
+        elif name == "sed" and program.flag("-n", "--quiet", "--silent") is not None:
+            found += _sed_addresses(program)
+        elif name in INLINE_CODE:
+            found += program.flag_values(INLINE_CODE[name], "--eval")
+    return tuple(found)
+
+
+def selects_by_field(pipeline: Pipeline) -> bool:
+    """Return True when a stage of ``pipeline`` tests one field of a line, not
+    the whole line: awk comparing ``$N``, ``cut -f``, a grep pattern anchored
+    at the line's start."""
+    for program in pipeline.programs:
+        if program.name in AWKS and awk_tests_a_field(_awk_code(program)):
+            return True
+        if program.name == "cut" and program.flag("-f", "--fields") is not None:
+            return True
+        if program.name in GREPS and not is_inverted(program):
+            if any(p.startswith("^") for p in search_patterns(program)):
+                return True
+    return False
+
+
+def _has(program: Program, *names: str) -> bool:
+    return program.flag(*names) is not None
+
+
+def _awk_code(program: Program) -> str:
+    if program.flag("-f", "--file") is not None:
+        return ""
+    return program.operands[0] if program.operands else ""
+
+
+def _sed_addresses(program: Program) -> list[str]:
+    scripts = program.flag_values("-e", "--expression") or program.operands[:1]
+    return [found for script in scripts for found in _SED_ADDRESS.findall(script)]
