@@ -1,12 +1,14 @@
 """Does the Goal Gradient Solver beat plain retry? The control benchmark.
 
     python bench/control.py [--strategies ggs,retry,single] [--only a,b | --quick]
-                            [--passes 2] [--base-url URL --model NAME] [--seed 42]
+                            [--suite tuning|held-out|all] [--passes 2]
+                            [--base-url URL --model NAME] [--seed 42]
                             [--jobs 1] [--resume SESSION|latest]
 
 Starts the local model (``make model``; or uses ``--base-url``/``--model``, any
 OpenAI-compatible endpoint, key from ``OPENAI_API_KEY``) and a private cluster
-of real processes, then runs every scenario of ``bench/scenarios.py`` under
+of real processes, then runs every scenario of ``bench/scenarios.py`` (the
+tuning set and the held-out set, or the one ``--suite`` names) under
 each control strategy at temperature 0 with a fixed seed: one run at a time, or
 ``--jobs N`` at once (the local model then decodes N requests at once, in slots
 of their own; each run's time budget, Ω's clock, and the driver's time-out grow
@@ -19,7 +21,8 @@ it. With
 ``--passes 2`` the suite runs again over the same memory after a Dreamer pass,
 and the change in rounds and tokens is printed per strategy and class.
 
-Prints a table per strategy, the GGS-against-retry line and every run id;
+Prints a table per strategy (the tuning and held-out sets apart), the
+GGS-against-retry line and every run id;
 writes ``control.md``, ``control.svg`` and ``control.json`` under
 ``<data dir>/results/<session>/`` and stores the record in the cluster's
 database, whose Benchmarks page shows the latest one with links to its runs
@@ -61,7 +64,7 @@ from bench import control_state  # noqa: E402
 from bench.control_report import Result, build_record, render  # noqa: E402
 from bench.control_state import SessionState, StateError, key_of  # noqa: E402
 from bench.modelcost import session_table  # noqa: E402
-from bench.scenarios import Scenario, select  # noqa: E402
+from bench.scenarios import SUITE_CHOICES, Scenario, select  # noqa: E402
 from devtools.apiclient import Api, Db, wait_for  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
 from devtools.driver import TASK_TIMEOUT_S, drive  # noqa: E402
@@ -96,7 +99,16 @@ for name in json.loads(%r):
 print("TOKENS " + json.dumps(tokens))
 """
 # What a resumed session takes from its saved options, not from the command line.
-SESSION_OPTIONS = ("strategies", "only", "quick", "passes", "seed", "jobs", "tasks_dir")
+SESSION_OPTIONS = (
+    "strategies",
+    "only",
+    "suite",
+    "quick",
+    "passes",
+    "seed",
+    "jobs",
+    "tasks_dir",
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -106,6 +118,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--strategies", default=None)
     parser.add_argument("--only", default=None, help="scenario names, comma-separated")
     parser.add_argument("--quick", action="store_true", default=None)
+    parser.add_argument(
+        "--suite",
+        default=None,
+        choices=SUITE_CHOICES,
+        help="the tuning set, the held-out set or both (all, the default)",
+    )
     parser.add_argument("--passes", type=int, default=None, choices=(1, 2, 3))
     parser.add_argument("--base-url", default="", help="an OpenAI-compatible API")
     parser.add_argument("--model", default="", help="the model name at --base-url")
@@ -164,6 +182,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         saved = state.options
         opts.resume = state.session
         opts.strategies, opts.only = ",".join(saved["strategies"]), saved["only"]
+        # Sessions saved before the held-out set named tuning scenarios only.
+        opts.suite = saved.get("suite", "all")
         opts.quick, opts.passes, opts.seed = False, saved["passes"], saved["seed"]
         opts.jobs, opts.tasks_dir = saved["jobs"], Path(saved["tasks_dir"])
     else:
@@ -171,6 +191,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for name, value in (
         ("strategies", ",".join(NAMES)),
         ("only", ""),
+        ("suite", "all"),
         ("quick", False),
         ("passes", 1),
         ("seed", 42),
@@ -184,7 +205,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown or not opts.strategies:
         parser.error(f"--strategies takes some of {', '.join(NAMES)}")
     try:
-        opts.scenarios = select(opts.only, opts.quick)
+        opts.scenarios = select(opts.only, opts.quick, opts.suite)
     except ValueError as exc:
         parser.error(str(exc))
     return opts
@@ -195,6 +216,7 @@ def saved_options(opts: argparse.Namespace) -> dict:
     return {
         "strategies": opts.strategies,
         "only": ",".join(s.name for s in opts.scenarios),
+        "suite": opts.suite,
         "passes": opts.passes,
         "seed": opts.seed,
         "jobs": opts.jobs,
@@ -345,6 +367,7 @@ class Bench:
             strategy,
             pass_no,
             note="the run did not finish",
+            suite=scenario.suite,
         )
         with self.lock:
             self.results.append(result)
@@ -600,7 +623,13 @@ def session_meta(opts: argparse.Namespace, state: SessionState) -> dict:
         "passes": opts.passes,
         "jobs": opts.jobs,
         "scenarios": [
-            {"name": s.name, "expect": s.expect, "failure": s.failure, "group": s.group}
+            {
+                "name": s.name,
+                "expect": s.expect,
+                "failure": s.failure,
+                "group": s.group,
+                "suite": s.suite,
+            }
             for s in opts.scenarios
         ],
         "commit": state.data["commit"],

@@ -15,6 +15,11 @@ Definitions (the table's legend says them too):
   suite (failed runs too) divided by the scenarios it solved; wall / solved
   the same for wall time;
 - abandons: correct on an impossible scenario, premature on any other.
+
+Each result names its suite (``bench/scenarios.py``). The record's figures
+cover the whole session, and ``record["suites"]`` holds each suite's own; a
+session with held-out scenarios is reported with each suite's tables apart,
+so that a gain on the tuning set is never read with the held-out set mixed in.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ GROUPS = ("first-time", "environmental", "logical", "impossible")
 # The memory table's row of the scenarios a strategy could have solved in
 # pass 1 and did not.
 FAILED_FIRST = "failed in pass 1"
+SUITE_TITLES = {"tuning": "tuning set", "held-out": "held-out set (never tuned on)"}
 MEMORY_LEGEND = (
     "Each row compares a scenario's run in pass 1 with its run in the last pass, "
     f'over the scenarios run in both; "{FAILED_FIRST}": the scenarios that '
@@ -63,6 +69,7 @@ class Result:
     # The machine the run ran on: a session resumed elsewhere spans several,
     # and wall times compare only within one.
     machine: str = ""
+    suite: str = "tuning"
 
     @property
     def tokens(self) -> int:
@@ -208,18 +215,46 @@ def chart_rows(summaries: list[dict]) -> list[dict]:
     ]
 
 
-def build_record(meta: dict, results: list[Result]) -> dict:
-    """Return the bench's record: ``meta``, the results and every figure."""
+def figures(results: list[Result]) -> dict:
+    """Return the summaries, comparison lines and memory rows of ``results``."""
     strategies, passes = order_of(results)
     summaries = [summarise(results, s, p) for p in passes for s in strategies]
     lines = [comparison(summaries, p) for p in passes]
     return {
-        **meta,
-        "results": [asdict(r) for r in results],
+        "scenarios": len({r.scenario for r in results}),
         "summaries": summaries,
         "comparison": [line for line in lines if line],
         "memory": memory_rows(results),
-        "chart": chart_rows(summaries),
+    }
+
+
+def suites_of(results: list[Result]) -> list[str]:
+    """Return the suites of ``results``: the tuning set first, then the others."""
+    present = dict.fromkeys(r.suite for r in results)
+    return sorted(present, key=lambda s: (s != "tuning", s != "held-out", s))
+
+
+def is_split(results: list[Result]) -> bool:
+    """Return whether the report gives each suite its own tables (a session
+    of the tuning set alone reads as it always did)."""
+    return any(r.suite != "tuning" for r in results)
+
+
+def build_record(meta: dict, results: list[Result]) -> dict:
+    """Return the bench's record: ``meta``, the results and every figure, for
+    the whole session and for each suite."""
+    whole = figures(results)
+    return {
+        **meta,
+        "results": [asdict(r) for r in results],
+        "summaries": whole["summaries"],
+        "comparison": whole["comparison"],
+        "memory": whole["memory"],
+        "chart": chart_rows(whole["summaries"]),
+        "suites": {
+            suite: figures([r for r in results if r.suite == suite])
+            for suite in suites_of(results)
+        },
     }
 
 
@@ -366,6 +401,47 @@ def memory_table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def split_tables(record: dict) -> list[str]:
+    """Return each suite's summary table, comparison and memory table apart."""
+    suites = record["suites"]
+    out = []
+    for suite, fig in suites.items():
+        title = SUITE_TITLES.get(suite, suite).capitalize()
+        out += ["", f"## {title}: {fig['scenarios']} scenarios", ""]
+        out += summary_table(fig["summaries"])
+        out += [""] * bool(fig["comparison"])
+        out += [f"- {line}" for line in fig["comparison"]]
+    out += ["", LEGEND]
+    if any(fig["memory"] for fig in suites.values()):
+        out += ["", "## Second pass over memory (after a Dreamer pass)", ""]
+        out += [MEMORY_LEGEND]
+        for suite, fig in suites.items():
+            if fig["memory"]:
+                title = SUITE_TITLES.get(suite, suite).capitalize()
+                out += ["", f"### {title}", "", *memory_table(fig["memory"])]
+    return out
+
+
+def runs_sections(results: list[Result]) -> list[str]:
+    """Return a runs table per strategy and pass (and suite, when split)."""
+    strategies, passes = order_of(results)
+    suites = suites_of(results) if is_split(results) else [None]
+    out = []
+    for p in passes:
+        for s in strategies:
+            for suite in suites:
+                rows = [
+                    r
+                    for r in results
+                    if (r.strategy, r.pass_no) == (s, p) and suite in (None, r.suite)
+                ]
+                named = f", {SUITE_TITLES.get(suite, suite)}" if suite else ""
+                # Unsplit, a strategy's pass not begun yet shows an empty table.
+                if rows or suite is None:
+                    out += ["", f"## {s}, pass {p}{named}", "", *runs_table(rows)]
+    return out
+
+
 def render(record: dict) -> str:
     """Return the whole report as Markdown (summary, comparison, memory, runs)."""
     results = [Result.from_dict(r) for r in record["results"]]
@@ -383,16 +459,15 @@ def render(record: dict) -> str:
         out.append("- INCOMPLETE: the session stopped before every run was done")
     dreams = record.get("dreams", [])
     out += [f"- Dreamer pass before pass {n + 2}: {d}" for n, d in enumerate(dreams)]
-    out += ["", *summary_table(record["summaries"]), "", LEGEND, ""]
-    out += [f"- {line}" for line in record["comparison"]]
-    if record["memory"]:
-        out += ["", "## Second pass over memory (after a Dreamer pass)", ""]
-        out += [MEMORY_LEGEND, "", *memory_table(record["memory"])]
-    strategies, passes = order_of(results)
-    for p in passes:
-        for s in strategies:
-            rows = [r for r in results if (r.strategy, r.pass_no) == (s, p)]
-            out += ["", f"## {s}, pass {p}", "", *runs_table(rows)]
+    if is_split(results):
+        out += split_tables(record)
+    else:
+        out += ["", *summary_table(record["summaries"]), "", LEGEND, ""]
+        out += [f"- {line}" for line in record["comparison"]]
+        if record["memory"]:
+            out += ["", "## Second pass over memory (after a Dreamer pass)", ""]
+            out += [MEMORY_LEGEND, "", *memory_table(record["memory"])]
+    out += runs_sections(results)
     alike = first_rounds(results, record.get("first_rounds", {}))
     if alike:
         out += ["", "## Were the first rounds alike?", "", *alike]

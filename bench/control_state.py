@@ -38,7 +38,16 @@ from bench.control_report import Result
 ROOT = Path(__file__).resolve().parent.parent
 # What a run goes through: the roles, memory, the web app and its handlers, the
 # tasks and their verifiers, the operator that drives a run, the pinned packages.
-MEASURED = ("roles", "memory", "artoo_web", "devtools", "bench/scenarios.py")
+MEASURED = (
+    "roles",
+    "memory",
+    "artoo_web",
+    "devtools",
+    "bench/scenario.py",
+    "bench/scenarios.py",
+    "bench/tuning_scenarios.py",
+    "bench/heldout_scenarios.py",
+)
 MEASURED_FILES = ("requirements.txt",)
 STATE_NAME = "state.json"
 

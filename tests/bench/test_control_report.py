@@ -217,3 +217,53 @@ def test_differing_verdicts_are_traced_to_a_decision_or_to_the_first_round():
     # Without the transcripts (no database), the section is left out.
     plain = render(build_record({"name": "control", "session": "s"}, runs))
     assert "first rounds alike" not in plain
+
+
+def test_a_session_with_held_out_scenarios_reports_each_suite_apart():
+    tuning = recorded()
+    # The held-out set: two recoverable scenarios, which neither strategy solved.
+    held_out = [
+        Result(
+            **{
+                **r.__dict__,
+                "scenario": f"new-{r.scenario}",
+                "run_id": f"new-{r.run_id}",
+                "solved": False,
+                "suite": "held-out",
+            }
+        )
+        for r in tuning
+        if r.expect == "recoverable"
+    ]
+    meta = {"name": "control", "session": "s"}
+    record = build_record(meta, tuning + held_out)
+    report = render(record)
+    tuning_part, held_part = report.split("## Held-out set (never tuned on)", 1)
+    held_tables, runs_part = held_part.split("## ggs, pass 1", 1)
+
+    assert (
+        record["suites"]["tuning"]["summaries"]
+        == build_record(meta, tuning)["summaries"]
+    )
+    assert [s["solved"] for s in record["summaries"]] == [4, 1]  # the whole session
+    assert "## Tuning set: 4 scenarios" in tuning_part
+    ggs_row = "| ggs | 1 | 4/4 | 2/2 (100 %) | 0 | 2.00 | 2,000 | 30 | 1 | 0 |"
+    assert ggs_row in tuning_part
+    assert held_tables.startswith(": 2 scenarios")
+    ggs_row = "| ggs | 1 | 0/2 | 0/2 (0 %) | 0 | 2.50 | n/a | n/a | 0 | 0 |"
+    assert ggs_row in held_tables
+    assert "solved 0/2 (0 %) vs 0/2 (0 %), +0 pp" in held_tables
+    assert "## ggs, pass 1, held-out set (never tuned on)" in report
+    held_runs = runs_part.split("## ggs, pass 1, held-out set (never tuned on)")[1]
+    held_runs = held_runs.split("## retry")[0]
+    assert "| new-moved |" in held_runs and "| count |" not in held_runs
+
+
+def test_a_session_of_the_tuning_set_alone_reads_as_before():
+    record = build_record({"name": "control", "session": "s"}, recorded())
+    report = render(record)
+    old = {k: v for k, v in record["results"][0].items() if k != "suite"}
+
+    assert "Tuning set" not in report and "held-out" not in report
+    assert "\n## ggs, pass 1\n" in report
+    assert Result.from_dict(old).suite == "tuning"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import scenarios
+from bench import scenario
 from bench.scenarios import QUICK, SCENARIOS, select
 from devtools.tasks import (
     HELLO_LINE,
@@ -27,9 +27,9 @@ from devtools.tasks import (
     is_solved,
     prepare_dir,
 )
+from roles.claims.evidence_rules import invented_facts
 from roles.contracts import ExecutionResult, SubTask
 from roles.evidence import format_evidence
-from roles.invented import invented_facts
 from roles.tools import Toolbox
 from roles.tools.sandbox import Sandbox, SandboxPolicy, remove_tree
 from roles.tools.shell import parse_shell_output
@@ -116,8 +116,9 @@ def test_selection_takes_named_scenarios_or_the_quick_set_and_refuses_unknown_na
         "quoted-csv",
         "count-lines",
     ]
-    assert [s.name for s in select(quick=True)] == list(QUICK)
-    assert select() == SCENARIOS
+    assert [s.name for s in select(quick=True, suite="tuning")] == list(QUICK)
+    assert select(suite="tuning") == SCENARIOS
+    assert {s.suite for s in SCENARIOS} == {"tuning"}
     with pytest.raises(ValueError, match="no-such-scenario"):
         select("count-lines,no-such-scenario")
 
@@ -282,4 +283,4 @@ def test_the_named_files_are_elsewhere_and_the_url_does_not_answer(root):
     assert (prepared(root, "unreachable-url") / "exports/prices.csv").is_file()
     with socket.socket() as sock:
         sock.settimeout(2)
-        assert sock.connect_ex((scenarios.DEAD_HOST, scenarios.DEAD_PORT)) != 0
+        assert sock.connect_ex((scenario.DEAD_HOST, scenario.DEAD_PORT)) != 0
