@@ -58,8 +58,9 @@ def replace_guessed_numbers(
     """
     question = question or read_question(request)
     number = question.numeric or asks_for_a_number(request)
-    words = question.answer in GUESSABLE
-    if not (number or words or asked_key(request)):
+    key = asked_key(request)
+    words = question.answer in GUESSABLE and not (number or key)
+    if not (number or words or key):
         return list(subtasks), []
     stated = set(DIGITS.findall(request))
     shaped, notes = [], []
@@ -67,8 +68,8 @@ def replace_guessed_numbers(
         criteria: list[CriterionSpec] = []
         known = f"{request}\n{sub.intent}\n{sub.context}".lower()
         for value in sub.success_criteria:
-            guessed = guessed_numbers(value, stated)
-            if not guessed and words and not number:
+            guessed = guessed_numbers(value, stated) if not words else []
+            if words and not number:
                 unstated = guessed_words(value, known)
                 if unstated:
                     notes.append(

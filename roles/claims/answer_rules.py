@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from roles.answered import ANSWERED
 from roles.claims.question import Question, read_question
 from roles.claims.writes import ABSOLUTE, written_paths
 from roles.contracts import (
@@ -81,7 +82,7 @@ def number_stated(answer: Answer) -> str:
     if not answer.question.numeric or NUMBER.search(answer.text):
         return ""
     asked = answer.question.answer
-    return f"the request asks for a {asked}, and the answer states no number"
+    return f"the request asks for a {asked}, and no subtask's output states a number"
 
 
 def names_stated(answer: Answer) -> str:
@@ -200,7 +201,7 @@ class AnswerRule:
 
 ANSWER_RULES: tuple[AnswerRule, ...] = (
     AnswerRule("effect-not-shown", effect_shown, "the requested change is made"),
-    AnswerRule("number-not-stated", number_stated, "the answer states the number"),
+    AnswerRule("number-not-stated", number_stated, ANSWERED),
     AnswerRule("names-not-stated", names_stated, "the answer states the names"),
     AnswerRule("path-not-stated", path_stated, "the answer states the path"),
     AnswerRule("yes-no-not-stated", yes_or_no, "the answer says yes or no"),

@@ -149,7 +149,7 @@ def read_question(text: str) -> Question:
     effect = next((name for name, verb in EFFECTS if verb.search(text)), "")
     paths = [p.rstrip(".:!?") for p in PATH.findall(text)][:PATHS_LIMIT]
     base: dict[str, Any] = {"source": "text", "subject": " ".join(text.split())[:300]}
-    if effect and paths and not ASKING.search(text):
+    if effect and not ASKING.search(text) and (paths or _leads(text, effect)):
         return Question(answer="effect", effect=effect, paths=paths, **base)
     if asks_for_count(text) and not asks_for_sum(text):
         return Question(
@@ -167,6 +167,12 @@ def read_question(text: str) -> Question:
     if VALUE_ASKED.search(text):
         return Question(answer="value", **base)
     return Question(answer="text", **base)
+
+
+def _leads(text: str, effect: str) -> bool:
+    """True when the request opens with its effect's verb ("Write a script …")."""
+    head = " ".join(re.findall(r"[^\W\d]+", text)[:3])
+    return dict(EFFECTS)[effect].search(head) is not None
 
 
 def _count_of(text: str) -> str:
