@@ -40,12 +40,10 @@ from roles.asked import ALL_LINES, SOME_LINES, asks_for_sum, counted_word
 from roles.asked import asks_for_aggregate as asks_for_aggregate
 from roles.asked import asks_for_count as asks_for_count
 from roles.asked import asks_for_file_count as asks_for_file_count
-from roles.claims.command import Pipeline, parse_command
+from roles.claims.command import parse_command
 from roles.claims.command_queries import (
     COUNTS,
     command_counts,
-    counted_files,
-    counts,
     runs,
 )
 from roles.claims.command_queries import looks_for as selects_with
@@ -237,36 +235,6 @@ def csv_total_command(path: str, column: int, *, average: bool = False) -> str:
         f"s={total}; print(int(s) if s==int(s) else s)"
     )
     return f"python3 -c '{program}' {shlex.quote(path)}"
-
-
-def counts_lines_of_files(value: str, entries: Iterable[str]) -> str:
-    """Return the command that printed ``value`` when every command that printed
-    it counts the lines of files it names (``wc -l app/main.py``, ``cat a.py |
-    wc -l``, ``grep -c '' a.py``, ``awk 'END {print NR}' a.py``): that is a
-    file's length, not a count of files. Else ""."""
-    commands = [command for command, error in printers(value, entries) if not error]
-    if not commands or not all(_counts_inside_named_files(c) for c in commands):
-        return ""
-    return commands[0]
-
-
-def _counts_inside_named_files(command: str) -> bool:
-    """Return True when ``command`` counts what is inside the files it names,
-    alone or fed by ``cat`` of files: ``wc``, ``grep -c``, awk printing NR or
-    ``sed -n '$='``. A count of a listing (``find … | wc -l``) reads no file."""
-    parsed = parse_command(command)
-    if parsed.error or len(parsed.pipelines) != 1:
-        return False
-    stages = parsed.pipelines[0].programs
-    counter = stages[-1]
-    if len(stages) > 2 or counter.via or counts(Pipeline((counter,))) not in COUNTS:
-        return False
-    files = counted_files(counter) or tuple(
-        r.target for r in counter.redirects if r.operator in ("<", "0<")
-    )
-    if len(stages) == 1:
-        return bool(files)
-    return not files and stages[0].name == "cat" and bool(counted_files(stages[0]))
 
 
 def counts_other_lines(value: str, word: str, entries: Iterable[str]) -> str:

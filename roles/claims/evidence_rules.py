@@ -22,7 +22,6 @@ from roles.aggregate import (
     column_total_command,
     computed,
     computing_error,
-    counts_lines_of_files,
     counts_other_lines,
     empty_sum,
     is_number,
@@ -33,6 +32,8 @@ from roles.aggregate import (
     states_a_result,
     word_count_command,
 )
+from roles.claims.command import parse_command
+from roles.claims.command_queries import command_counts
 from roles.claims.engine import Case, Finding, Rule, decide
 from roles.claims.question import Question, question_for
 from roles.columncount import column_count_command, column_extreme_command
@@ -177,6 +178,69 @@ def _word(case: Case) -> str:
     return ""
 
 
+# What a count of each kind may be computed by (``command_counts``'s kinds).
+COUNTED_BY = {
+    "distinct": ("distinct",),
+    "files": ("files",),
+    "matches": ("matches",),
+    "words": ("words",),
+}
+
+
+def counts_other_kind(case: Case) -> str:
+    """A count of one kind (distinct values, files, matching lines, words)
+    answered with a number a command printed that counts another kind: every
+    command that printed it counts something, and none counts what is asked."""
+    kind = next(
+        (q.count_of for q in (case.question, case.asked) if q.count_of in COUNTED_BY),
+        "",
+    )
+    numbers = _numbers(case)
+    if not (kind and _states_total(case) and numbers):
+        return ""
+    printed = [
+        (value, command, command_counts(parse_command(command)))
+        for value in numbers
+        for command, error in printers(value, case.calls)
+        if command and not error
+    ]
+    if not printed or any(k in COUNTED_BY[kind] or not k for _, _, k in printed):
+        return ""
+    value, command, counted = printed[0]
+    said = f"the claimed {value} was printed by `{command}`, which"
+    word = _word(case)
+    if kind == "files" and counted == "lines":
+        return (
+            f"{said} counts the lines inside the files it names, not the files: "
+            "list the files and count the list (find DIR -type f -name '*.py' | "
+            f"wc -l); {NO_EVIDENCE}"
+        )
+    if kind == "matches" and word:
+        return (
+            f"{said} does not look for {word!r}: it counts every line, not the "
+            f"lines that hold {word!r}; count only those (grep -c "
+            f"{shlex.quote(word)} FILE); {NO_EVIDENCE}"
+        )
+    return (
+        f"{said} counts {counted}, and the question asks for the number of "
+        f"{ASKED_KIND[kind]}: count those ({COUNT_HOW[kind]}); {NO_EVIDENCE}"
+    )
+
+
+ASKED_KIND = {
+    "distinct": "distinct values",
+    "files": "files",
+    "matches": "lines that match",
+    "words": "words",
+}
+COUNT_HOW = {
+    "distinct": "… | sort -u | wc -l",
+    "files": "find DIR -type f -name PATTERN | wc -l",
+    "matches": "grep -c PATTERN FILE",
+    "words": "wc -w FILE",
+}
+
+
 def counter_ignores_word(case: Case) -> str:
     """A count of the lines holding a word, printed by a command that counts
     every line."""
@@ -224,23 +288,6 @@ def loose_name_count(case: Case) -> str:
     if len(loose) != len(numbers):
         return ""
     return f"{loose_count_reason(*loose[0])}; {NO_EVIDENCE}"
-
-
-def lines_for_files(case: Case) -> str:
-    """A count of files answered with the lines inside them."""
-    numbers, calls = _numbers(case), case.calls
-    if not (_states_total(case) and case.counts("files") and numbers):
-        return ""
-    lengths = [(f, c) for f in numbers if (c := counts_lines_of_files(f, calls))]
-    if len(lengths) != len(numbers):
-        return ""
-    value, command = lengths[0]
-    return (
-        f"the claimed {value} was printed by `{command}`, which counts the "
-        "lines inside the files it names, not the files: list the files and "
-        "count the list (find DIR -type f -name '*.py' | wc -l); "
-        f"{NO_EVIDENCE}"
-    )
 
 
 def _read(case: Case) -> list[str]:
@@ -334,11 +381,11 @@ EVIDENCE_RULES: tuple[Rule, ...] = (
     Rule("unshown-extreme", unshown_extreme),
     Rule("zero-sum", zero_sum),
     Rule("count-for-sum", count_for_sum),
+    Rule("counts-other-kind", counts_other_kind),
     Rule("counter-ignores-word", counter_ignores_word),
     Rule("field-miscount", field_miscount),
     Rule("last-line-missed", last_line_missed),
     Rule("loose-name-count", loose_name_count),
-    Rule("lines-for-files", lines_for_files),
     Rule("counted-an-error", counted_an_error),
     Rule("unlisted-zero", unlisted_zero),
     Rule("read-not-computed", read_not_computed),

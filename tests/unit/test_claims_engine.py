@@ -93,3 +93,25 @@ def test_the_verdict_on_the_run_carries_the_rule(tmp_path: Path):
     )
     assert validation.verdict == "failed"
     assert [v.rule for v in validation.verdicts] == ["unshown-fact"]
+
+
+def test_a_count_of_distinct_values_is_not_a_count_of_lines():
+    asked = "How many different colours are listed in /srv/paint.txt?"
+    every = _shell("wc -l < /srv/paint.txt", "40")
+    finding = evidence_finding(_subtask(intent=asked), _result("40", every), asked)
+    assert finding is not None and finding.rule == "counts-other-kind"
+    assert "distinct values" in finding.reason
+    distinct = _shell("sort -u /srv/paint.txt | wc -l", "6")
+    assert (
+        evidence_finding(_subtask(intent=asked), _result("6", distinct), asked) is None
+    )
+
+
+def test_the_kind_counted_comes_from_the_question_whatever_its_words():
+    # Words a regex would not read as "distinct"; R1 stated what is counted.
+    asked = "Combien de couleurs y a-t-il dans /srv/paint.txt ?"
+    question = Question(answer="count", count_of="distinct")
+    every = _shell("wc -l < /srv/paint.txt", "40")
+    subtask = _subtask(intent=asked)
+    finding = evidence_finding(subtask, _result("40", every), asked, question)
+    assert finding is not None and finding.rule == "counts-other-kind"
