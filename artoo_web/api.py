@@ -18,7 +18,8 @@ from artoo_web import api_tokens, inputs, projects, runs
 from artoo_web.forms import clean_task_text
 from artoo_web.models import Approval, BusMessage, Project, Run
 from artoo_web.summaries import rounds_of, usage_by_role
-from roles import control, quota
+from roles import quota
+from roles.ggs import control
 
 PAGE = 500
 

@@ -5,7 +5,7 @@ from django.conf import settings
 
 from artoo_web import api_tokens
 from roles.contracts import Anomaly
-from roles.control import STRATEGIES
+from roles.ggs.control import STRATEGIES
 
 
 def clean_task_text(text: str) -> str:

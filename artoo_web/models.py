@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from artoo_web import runfeed
-from roles import control
+from roles.ggs import control
 from roles.projects import ProjectState
 from roles.runstate import RunState
 
@@ -141,7 +141,7 @@ class Run(models.Model):
     state = models.JSONField(default=dict, blank=True)
     final_result = models.JSONField(null=True, blank=True)
     directive = models.CharField(max_length=20, blank=True)
-    # How the loop is steered after each round (roles/control.py).
+    # How the loop is steered after each round (roles/ggs/control.py).
     control = models.CharField(
         max_length=10, choices=CONTROL_CHOICES, default=default_control
     )

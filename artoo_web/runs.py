@@ -31,9 +31,10 @@ from artoo_web.models import (
     TraceEvent,
 )
 from artoo_web.summaries import usage_by_role
-from roles import ggs, humantime, quota
+from roles import humantime, quota
 from roles.contracts import FinalResult
-from roles.control import strategy_of
+from roles.ggs import solver as ggs
+from roles.ggs.control import strategy_of
 
 log = logging.getLogger(__name__)
 

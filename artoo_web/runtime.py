@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from artoo_web import redisconn, runfeed, topics
 from artoo_web.models import Run, TraceEvent
-from roles import llm
-from roles.offline import OfflineModel
+from roles.llm import client as llm
+from roles.llm.offline import OfflineModel
 from roles.tools import web
 from roles.tools.sandbox import (
     Limits,

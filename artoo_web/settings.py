@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from artoo_web import livefile
 from artoo_web.env import envbool, envint, envlist, envnetwork, envstr
-from roles import control
+from roles.ggs import control
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(envstr("ARTOO_DATA_DIR", str(BASE_DIR / ".artoo"))).resolve()
@@ -233,7 +233,7 @@ ARTOO_ALLOWED_PATHS = [Path(p).resolve() for p in envlist("ARTOO_ALLOWED_PATHS")
 ARTOO_USER_SHARED = envbool("ARTOO_USER_SHARED", False)
 ARTOO_SHELL_TIMEOUT_S = envint("ARTOO_SHELL_TIMEOUT_S", 30, minimum=1)
 
-# The control strategy of a run submitted without one (roles/control.py).
+# The control strategy of a run submitted without one (roles/ggs/control.py).
 ARTOO_CONTROL = envstr("ARTOO_CONTROL", control.DEFAULT).strip().lower()
 if ARTOO_CONTROL not in control.NAMES:
     raise ImproperlyConfigured(

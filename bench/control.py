@@ -75,7 +75,7 @@ from devtools.tasks import (  # noqa: E402
     is_solved,
     prepare_dir,
 )
-from roles.control import NAMES  # noqa: E402
+from roles.ggs.control import NAMES  # noqa: E402
 from roles.tools.sandbox import remove_tree  # noqa: E402
 
 TASKS_HOME = Path("/var/tmp/artoo-bench-control")

@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report  # noqa: E402
+from roles.claims.evidence import format_evidence  # noqa: E402
 from roles.contracts import (  # noqa: E402
     CriterionVerdict,
     GapPoint,
@@ -19,8 +20,7 @@ from roles.contracts import (  # noqa: E402
     ReplanRequest,
     SubTaskOutcome,
 )
-from roles.evidence import format_evidence  # noqa: E402
-from roles.ggs import GGSState, step  # noqa: E402
+from roles.ggs.solver import GGSState, step  # noqa: E402
 
 RUNS = 5_000
 

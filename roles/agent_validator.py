@@ -1,6 +1,6 @@
 """R4a Agent-Validator: per-criterion verdicts on one attempt and the fast-loop call.
 
-Machine checks (``roles.checks``) run in code first; the model judges only the
+Machine checks (``roles.claims.checks``) run in code first; the model judges only the
 criteria left, each on its own, and the aggregation is code: every criterion
 passes → matched; otherwise retry with a CorrectionSignal while the budget (2
 attempts in total) lasts, else failed. No retry after an executor ``failed``
@@ -31,6 +31,8 @@ from roles.agent_validator_judge import (
 )
 from roles.agent_validator_prompts import ValidatorReply
 from roles.claims.answer_rules import subtask_effect
+from roles.claims.deletions import subtask_deletions
+from roles.claims.facts import output_text
 from roles.claims.question import Question, question_for
 from roles.contracts import (
     CorrectionSignal,
@@ -43,10 +45,8 @@ from roles.contracts import (
     normalise_criterion,
 )
 from roles.criteria import CHECK_TYPES, DONE
-from roles.facts import output_text
-from roles.llm import Usage
+from roles.llm.client import Usage
 from roles.recoverable import namesakes, transient_failure
-from roles.requested import subtask_deletions
 
 __all__ = [
     "NO_EVIDENCE",

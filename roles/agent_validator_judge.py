@@ -16,17 +16,17 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.checks import evaluate_check
+from roles.claims.checks import evaluate_check
+from roles.claims.deletions import deletions_shown
+from roles.claims.evidence import only_echoes, parse_evidence
 from roles.claims.evidence_rules import NO_EVIDENCE, evidence_finding
+from roles.claims.facts import FACT, appears, evidence_text, output_text
 from roles.claims.question import Question
+from roles.claims.script_runs import script_shown
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
 from roles.criteria import DONE
-from roles.evidence import only_echoes, parse_evidence
-from roles.facts import FACT, appears, evidence_text, output_text
-from roles.llm import LLMError, LLMOutputError, Usage
-from roles.offline import OfflineModel
-from roles.ranscript import script_shown
-from roles.requested import deletions_shown
+from roles.llm.client import LLMError, LLMOutputError, Usage
+from roles.llm.offline import OfflineModel
 from roles.tools import head_tail
 
 # A request that asks for echo or printf makes their output the work itself.
@@ -74,7 +74,7 @@ def judge(
     ``inherited`` (the tool calls of the matched earlier groups whose outputs the
     executor was given) is evidence for this subtask's claims, judged as if its
     own calls came after them. ``request`` is the user's: when it asks for a
-    total, a claimed number must be one a tool computed (``roles.aggregate``).
+    total, a claimed number must be one a tool computed (``roles.claims.computed``).
     """
     # The offline executor's output is its tool's output, never a claim.
     offline = isinstance(model, OfflineModel)

@@ -18,7 +18,7 @@ class Contract(BaseModel):
 
 Mode = Literal["verifiable", "plausible"]
 FailureClass = Literal["logical", "environmental"]
-# ``retry`` is the control strategy of that name's plain replan (roles.control).
+# ``retry`` is the control strategy of that name's plain replan (roles.ggs.control).
 ActionDirective = Literal[
     "refine", "change_path", "change_approach", "break_symmetry", "retry"
 ]
@@ -34,7 +34,7 @@ MacroState = Literal[
     "success",
     "abandon",
 ]
-# How a run is steered between rounds (roles.control).
+# How a run is steered between rounds (roles.ggs.control).
 Control = Literal["ggs", "retry", "single"]
 Anomaly = Literal[
     "none",

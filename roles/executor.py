@@ -4,7 +4,7 @@ With a model: the tool loop (``roles.toolloop``) over the toolbox's tools, at
 most ``max_turns`` model turns; a call identical to the previous one is blocked
 once with a warning and a second repeat fails the attempt, and so is a call that
 starts a second lap of a cycle of calls whose results did not change
-(``roles.callcycle``); a first ``failed``
+(``roles.call_laps``); a first ``failed``
 answer, or one without evidence, given while turns remain is sent back once
 (``roles.executor_review``).
 The final message is ``{"status": "completed|uncertain|failed", "output": …}``;
@@ -24,13 +24,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from roles.callcycle import LAP_ENDED, LAP_WARNING, Laps
+from roles.call_laps import LAP_ENDED, LAP_WARNING, Laps
 from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
 from roles.executor_prompts import build_messages
 from roles.executor_review import reviewer
-from roles.jsonparse import JSONExtractError, extract_json
-from roles.llm import LLMCancelled, LLMError, Usage
-from roles.offline import OfflineModel
+from roles.llm.client import LLMCancelled, LLMError, Usage
+from roles.llm.jsonparse import JSONExtractError, extract_json
+from roles.llm.offline import OfflineModel
 from roles.toolloop import (
     NO_MORE_CALLS,
     AnswerNow,
@@ -201,7 +201,7 @@ def parse_final(text: str) -> tuple[str, Any, str | None]:
 class _RepeatGuard:
     """Block a call identical to the previous one, or one that would start a
     third round of a cycle of calls whose results did not change
-    (``roles.callcycle``); on the second repeat (or cycle), end the calls: the
+    (``roles.call_laps``); on the second repeat (or cycle), end the calls: the
     model answers from the results it has (a small model that ran a script and
     got its output ran it twice more, and the attempt used to fail).
 

@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from roles.agent_validator_judge import unsupported
-from roles.contracts import ExecutionResult, SubTask
 from roles.claims.evidence_rules import COMPUTE, invented_facts
 from roles.claims.evidence_rules import NO_EVIDENCE as NOT_EVIDENCE
-from roles.jsonparse import JSONExtractError, extract_json
+from roles.contracts import ExecutionResult, SubTask
+from roles.llm.jsonparse import JSONExtractError, extract_json
 from roles.toolloop import Review, ToolCallRecord
 from roles.tools import head_tail
 

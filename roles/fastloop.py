@@ -26,7 +26,7 @@ from collections.abc import Callable
 from roles.agent_validator import Validation, failed_outcome
 from roles.contracts import CorrectionSignal, ExecutionResult, GapPoint, SubTaskOutcome
 from roles.executor import Execution
-from roles.llm import LLMCancelled
+from roles.llm.client import LLMCancelled
 from roles.toolloop import ToolPaused
 
 ExecuteFn = Callable[[CorrectionSignal | None, int], Execution]

@@ -2,7 +2,7 @@
 
 A small planner writes ``{"type": "json_field", "path": "lines", "value":
 {"type": "number"}}`` (or ``"value": "number"``): read literally, no answer
-equals it, and a correct ``{"lines": 58}`` fails. As ``roles.checks`` reads a
+equals it, and a correct ``{"lines": 58}`` fails. As ``roles.claims.checks`` reads a
 pattern "number" as ``\\d+``, a value that only names a JSON type asks for a
 value of that type. And a small executor wraps its answer
 (``{"json_field": {"lines": 58}}``): ``nested`` finds a field at any depth.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from roles.facts import output_text
-from roles.jsonparse import extract_json
+from roles.claims.facts import output_text
+from roles.llm.jsonparse import extract_json
 
 TYPES = {
     "number": "number",

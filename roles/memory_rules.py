@@ -3,7 +3,7 @@
 R5 reads them from the ``tool:<name>`` / ``target:<value>`` Megrams of failing
 calls (``roles.memory_contracts.TargetSignal``); R2's round keeps them in the
 run state. A call matches a pair when its tool is the pair's and its target,
-read as the evidence reads it (``roles.evidence.first_target``), is the pair's
+read as the evidence reads it (``roles.claims.evidence.first_target``), is the pair's
 target. An Avoid pair is refused like a GGS blocked target; a Caution pair is
 put to the operator through Law 1's approval path before it runs.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from roles.evidence import TARGET_LIMIT, first_target
+from roles.claims.evidence import TARGET_LIMIT, first_target
 from roles.memory_contracts import TargetSignal
 
 Pair = tuple[str, str]

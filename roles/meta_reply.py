@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
-from roles.schemas import Reply
+from roles.llm.schemas import Reply
 
 __all__ = ["CriterionResult", "MetaReply"]
 

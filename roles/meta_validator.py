@@ -1,13 +1,13 @@
 """R4b, the Meta-Validator: gate the round's outcomes, merge, verify, report to GGS.
 
 The fan-in gate is code. A request that only deletes named paths is met when
-they are gone and a command of the round deleted them (``roles.requested``),
+they are gone and a command of the round deleted them (``roles.claims.deletions``),
 whatever R2's criteria say. Otherwise one failed outcome sends a ReplanRequest
 without a model call, and so does a request to delete a path that still exists
-(``roles.requested``), an answer not in the form the ``Question`` asks
+(``roles.claims.deletions``), an answer not in the form the ``Question`` asks
 (``roles.claims.answer_rules``: no number for a count, no name a tool showed
 for names, no change to the files it was to write) or a key's value no tool
-showed (``roles.answered``), whatever the criteria say. When every
+showed (``roles.claims.stated_values``), whatever the criteria say. When every
 subtask matched, the model merges the outputs and judges each of R2's task
 criteria against the merged result, answering ``{"verdict": "accept|replan", "summary",
 "merged_output", "criteria_results": [...], "gap_summary"}``. The code then
@@ -15,7 +15,7 @@ holds it to that: an accept with a failed, missing or ambiguous criterion is a
 rejection. A rejection, a model error or an unusable reply becomes a
 ReplanRequest that carries failing task-criteria verdicts, so GGS counts them in
 D instead of declaring success.
-An accepted merge is held to the facts the subtasks showed (``roles.merged``).
+An accepted merge is held to the facts the subtasks showed (``roles.claims.merged``).
 
 The third ReplanRequest of a run recommends ``abandon`` (maxReplans = 3).
 """
@@ -27,9 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roles.answered import unanswered
 from roles.claims.answer_rules import unanswered_question
+from roles.claims.deletions import deletions_done, unmet_deletions
+from roles.claims.merged import evidence_note, grounded
 from roles.claims.question import question_for
+from roles.claims.stated_values import unanswered
 from roles.contracts import (
     Criterion,
     CriterionVerdict,
@@ -39,12 +41,10 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
-from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
-from roles.merged import evidence_note, grounded
+from roles.llm.client import LLMClient, LLMError, LLMOutputError, Usage
+from roles.llm.offline import OfflineModel
 from roles.meta_reply import CriterionResult, MetaReply
-from roles.offline import OfflineModel
-from roles.planner_prompts import output_text
-from roles.requested import deletions_done, unmet_deletions
+from roles.planning.prompts import output_text
 
 __all__ = ["CriterionResult", "MetaReply", "MetaResult", "evaluate"]
 

@@ -26,11 +26,11 @@ from pydantic import field_validator, model_validator
 
 from roles.claims.question import Question
 from roles.contracts import Constraints, TaskSpec
-from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
-from roles.offline import OfflineModel
-from roles.offline_roles import offline_answer, offline_spec
+from roles.llm.client import LLMClient, LLMError, LLMOutputError, Usage
+from roles.llm.offline import OfflineModel
+from roles.llm.offline_roles import offline_answer, offline_spec
+from roles.llm.schemas import Reply, normalise_fields
 from roles.perceiver_rules import derive_task_id, is_conversational, task_id_for
-from roles.schemas import Reply, normalise_fields
 
 __all__ = ["Perception", "SessionEntry", "is_conversational", "perceive"]
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from roles.calibration import Calibration, calibrate
 from roles.claims.question import question_for
 from roles.contracts import (
     CriterionSpec,
@@ -28,18 +27,19 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
-from roles.llm import LLMClient, LLMError, LLMOutputError, Usage
-from roles.offline import OfflineModel
-from roles.offline_roles import OfflinePlanError, offline_subtasks
-from roles.plan_blocks import names_tool, tell_blocked
-from roles.plan_shape import shape_plan
-from roles.planner_prompts import (
+from roles.llm.client import LLMClient, LLMError, LLMOutputError, Usage
+from roles.llm.offline import OfflineModel
+from roles.llm.offline_roles import OfflinePlanError, offline_subtasks
+from roles.planning.blocked_paths import names_tool, tell_blocked
+from roles.planning.calibration import Calibration, calibrate
+from roles.planning.prompts import (
     accomplished_text,
     next_moves_messages,
     plan_messages,
     template_next_moves,
 )
-from roles.planner_replies import NextMovesReply, PlanReply
+from roles.planning.replies import NextMovesReply, PlanReply
+from roles.planning.shape import shape_plan
 
 __all__ = ["Calibration", "Plan", "calibrate", "next_moves", "plan"]
 

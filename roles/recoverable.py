@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from roles.evidence import parse_evidence, split_exit_code
-from roles.requested import deleting_command
+from roles.claims.deletions import deleting_command
+from roles.claims.evidence import parse_evidence, split_exit_code
 
 TEMPFAIL = 75
 TRANSIENT = re.compile(

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from roles.claims.evidence import split_exit_code
 from roles.contracts import FinalResult, NextMoves, SubTaskOutcome
-from roles.evidence import split_exit_code
-from roles.ggs_summary import EARLIER_WORK
+from roles.ggs.summary import EARLIER_WORK
 from roles.wording import plain
 
 ASKED_CHARS = 80

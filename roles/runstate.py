@@ -167,7 +167,7 @@ class RunState(BaseModel):
     # ``keep_outcomes``): what the run did, when the last round did nothing.
     run_outcomes: dict[str, SubTaskOutcome] = Field(default_factory=dict)
     # The files the run's subtasks wrote, by content marks [sha256, size, inode]
-    # (``roles.tools.made``): Law 1 asks nothing before a later subtask changes
+    # (``roles.tools.own_files``): Law 1 asks nothing before a later subtask changes
     # one that still holds what the run wrote. An older mark (five integers)
     # is read and ignored: that file is asked about as anyone's.
     made: dict[str, list[int | str]] = Field(default_factory=dict)

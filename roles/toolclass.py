@@ -11,7 +11,7 @@ program. Commands that only move around, set state or print the text they are
 given (``cd``, ``export``, ``mkdir``, ``echo``) are nobody's approach and are
 never blocked: a script written with ``echo '…' > hello.py`` that held the
 wrong text is fixed with the same ``echo`` and the right text. (An answer that
-only echoes itself is no evidence anyway, ``roles.evidence.only_echoes``.)
+only echoes itself is no evidence anyway, ``roles.claims.evidence.only_echoes``.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from roles.evidence import ToolCall, first_target
+from roles.claims.evidence import ToolCall, first_target
 from roles.safety import programs
 
 SHELL = "shell"

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from roles.llm import LLMClient, ToolSpec, Usage
+from roles.llm.client import LLMClient, ToolSpec, Usage
 from roles.toolloop_turns import (
     SCHEMA_PROTOCOL_PROMPT,
     TURNS,

@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from roles.jsonparse import JSONExtractError, extract_json, split_think, strip_think
-from roles.llm import ChatReply, ToolSpec
+from roles.llm.client import ChatReply, ToolSpec
+from roles.llm.jsonparse import JSONExtractError, extract_json, split_think, strip_think
 
 if TYPE_CHECKING:
     from roles.toolloop import _Loop

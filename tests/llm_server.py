@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from roles import llmcaps
+from roles.llm import caps as llmcaps
 
 ANY_ROLE = None
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from artoo_web.models import Run
 from artoo_web.summaries import usage_by_role
-from roles.control import STRATEGIES
+from roles.ggs.control import STRATEGIES
 
 
 def elapsed_s(run: Run, now: datetime | None = None) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from roles.evidence import split_exit_code
+from roles.claims.evidence import split_exit_code
 
 
 def output_text(output: object) -> str:

@@ -43,7 +43,7 @@ from roles.fastloop import run_fast_loop
 from roles.toolloop import ToolPaused
 from roles.tools import ApprovalAsk, Toolbox, ToolRecord
 from roles.tools.effect_pending import discard, pending_call
-from roles.tools.made import Made, merge
+from roles.tools.own_files import Made, merge
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """R7 on the bus: one step of the run's control strategy per verdict.
 
 The strategy (``Run.control``: GGS, plain retry or a single round) is data that
-``roles.control`` reads; GGS's state is kept on the Run row whatever it is.
+``roles.ggs.control`` reads; GGS's state is kept on the Run row whatever it is.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from django.utils import timezone
 from artoo_web import bus, followups, runtime
 from artoo_web.models import BusMessage, Run, RunStatus
 from artoo_web.runs import conclude, lock_current
-from roles import control, ggs, ggs_megrams
 from roles.contracts import FinalResult, Megram, OutcomeSummary, ReplanRequest
-from roles.loss import GGSConfig
+from roles.ggs import control
+from roles.ggs import megrams as ggs_megrams
+from roles.ggs import solver as ggs
+from roles.ggs.loss import GGSConfig
 from roles.runstate import RunState
 
 CONTRACT = {"ReplanRequest": ReplanRequest, "OutcomeSummary": OutcomeSummary}

@@ -22,8 +22,9 @@ from artoo_web import bus, redisconn, topics
 from artoo_web.models import BusMessage, Run
 from memory import MegramStore
 from memory.owners import owner_of
-from roles import llm, offline
 from roles.contracts import Megram, MemoryQuery, MemoryRecall
+from roles.llm import client as llm
+from roles.llm import offline
 from roles.memory_contracts import (
     GLOBAL_ENTITY,
     GLOBAL_SPACE,

@@ -18,7 +18,7 @@ from artoo_web.models import BusMessage, Run, RunStatus
 from artoo_web.runs import lock_current
 from roles import meta_validator
 from roles.contracts import DispatchManifest, SubTaskOutcome
-from roles.llm import LLMCancelled
+from roles.llm.client import LLMCancelled
 
 ROUND_STATUSES = (
     RunStatus.PLANNING,

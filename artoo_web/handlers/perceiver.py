@@ -9,7 +9,7 @@ from artoo_web import bus, projects, runtime, topics
 from artoo_web.handlers import memory
 from artoo_web.models import BusMessage, Run, RunStatus
 from roles import perceiver
-from roles.llm import LLMCancelled
+from roles.llm.client import LLMCancelled
 
 SESSION_RUNS = 5
 

@@ -20,7 +20,7 @@ from roles.contracts import (
     PlanDirective,
     TaskSpec,
 )
-from roles.llm import LLMCancelled
+from roles.llm.client import LLMCancelled
 from roles.runstate import FanIn
 from roles.tools import TOOL_SPECS
 

@@ -25,7 +25,7 @@ from django.conf import settings
 
 from artoo_web import bus, projects, runs
 from artoo_web.models import BusMessage, Project
-from roles import llm
+from roles.llm import client as llm
 from roles.projects import DEFAULT_CONFIG, StepRefused, prompts, step, token_budgets
 from roles.projects.contracts import AssessorVerdict, QAVerdict, Scope, TaskPlan
 from roles.projects.events import (

@@ -18,8 +18,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from roles.answered import ANSWERED
+from roles.claims.evidence import (
+    ToolCall,
+    is_failed_call,
+    parse_evidence,
+    split_exit_code,
+)
+from roles.claims.facts import output_text
 from roles.claims.question import Question, read_question
+from roles.claims.stated_values import ANSWERED
 from roles.claims.writes import ABSOLUTE, written_paths
 from roles.contracts import (
     CriterionVerdict,
@@ -27,8 +34,6 @@ from roles.contracts import (
     SubTask,
     SubTaskOutcome,
 )
-from roles.evidence import ToolCall, is_failed_call, parse_evidence, split_exit_code
-from roles.facts import output_text
 
 __all__ = [
     "ANSWER_RULES",
@@ -133,7 +138,7 @@ def effect_shown(answer: Answer) -> str:
 def unmade_effect(question: Question, calls: Sequence[ToolCall]) -> str:
     """Return why ``calls`` do not show the effect ``question`` asks for on its
     named paths (no successful call wrote there, or a file to write is not
-    there), else ""; a deletion is ``roles.requested``'s."""
+    there), else ""; a deletion is ``roles.claims.deletions``'s."""
     if question.answer != "effect" or question.effect in ("", "delete"):
         return ""
     named = [p.rstrip("/") or "/" for p in question.paths]

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from roles.claims.evidence import ToolCall, parse_evidence
+from roles.claims.facts import output_text
 from roles.claims.question import Question, read_question
 from roles.contracts import ExecutionResult, SubTask
-from roles.evidence import ToolCall, parse_evidence
-from roles.facts import output_text
 
 __all__ = ["Case", "Finding", "Rule", "decide"]
 

@@ -4,7 +4,7 @@ The rows of ``EVIDENCE_RULES`` run in order over a ``Case``
 (``roles.claims.engine``); the first that fails names itself on the verdict.
 A claim that states a number or a path no tool output shows is not evidence;
 for a question that asks for a total or count (the ``Question``'s answer), the
-number must also be one a tool computed (``roles.aggregate``), by a command
+number must also be one a tool computed (``roles.claims.computed``), by a command
 that looks for what was asked. A reason names the command that computes it when
 the question and what the attempt read make it plain::
 
@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 import shlex
 
-from roles.aggregate import (
+from roles.claims.columns import column_count_command, column_extreme_command
+from roles.claims.command import parse_command
+from roles.claims.command_queries import command_counts
+from roles.claims.computed import (
     column_total_command,
     computed,
     computing_error,
@@ -32,18 +35,15 @@ from roles.aggregate import (
     states_a_result,
     word_count_command,
 )
-from roles.claims.command import parse_command
-from roles.claims.command_queries import command_counts
 from roles.claims.engine import Case, Finding, Rule, decide
+from roles.claims.facts import FACT, appears, unshown_facts
+from roles.claims.field_values import field_value, miscounted
+from roles.claims.name_patterns import loose_count_reason, loose_extension_count
 from roles.claims.question import Question, question_for
-from roles.columncount import column_count_command, column_extreme_command
+from roles.claims.quoted_fields import split_quoted
+from roles.claims.script_runs import unrun_script
+from roles.claims.unterminated import uncounted_last_line
 from roles.contracts import ExecutionResult
-from roles.csvsplit import split_quoted
-from roles.facts import FACT, appears, unshown_facts
-from roles.fieldcount import field_value, miscounted
-from roles.lastline import uncounted_last_line
-from roles.namecount import loose_count_reason, loose_extension_count
-from roles.ranscript import unrun_script
 from roles.tools import head_tail
 
 __all__ = [

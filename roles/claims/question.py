@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from roles.asked import (
+from roles.claims.question_words import (
     ALL_LINES,
     asks_for_count,
     asks_for_file_count,

@@ -20,7 +20,7 @@ import posixpath
 import re
 
 from roles.claims.command import Program, parse_command
-from roles.evidence import ToolCall
+from roles.claims.evidence import ToolCall
 
 __all__ = ["written_paths"]
 

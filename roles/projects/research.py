@@ -21,10 +21,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from roles.jsonparse import JSONExtractError, parse_as
-from roles.llm import LLMClient, LLMError, Usage
+from roles.llm.client import LLMClient, LLMError, Usage
+from roles.llm.jsonparse import JSONExtractError, parse_as
+from roles.llm.schemas import reply_schema
 from roles.research import ResearchTools
-from roles.schemas import reply_schema
 from roles.toolloop import ToolCallRecord, ToolError, run_tool_loop
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roles.llm import LLMClient
+from roles.llm.client import LLMClient
 from roles.research.answer import (
     EVIDENCE_SHOWN,
     NOT_FOUND,

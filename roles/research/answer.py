@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from roles.facts import FACT, appears
-from roles.jsonparse import JSONExtractError, extract_json, strip_think
-from roles.llm import Usage
+from roles.claims.facts import FACT, appears
+from roles.llm.client import Usage
+from roles.llm.jsonparse import JSONExtractError, extract_json, strip_think
 from roles.toolloop import ToolCallRecord
 from roles.tools.records import head_tail
 

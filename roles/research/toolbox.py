@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from roles.llm import ToolSpec
+from roles.llm.client import ToolSpec
 from roles.research.index import RepoIndex
 from roles.toolloop import ToolError
 from roles.tools import files

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from roles.llm import LLMClient, ToolSpec, Usage
+from roles.llm.client import LLMClient, ToolSpec, Usage
 from roles.research.agents import KINDS, QUERY_CHARS, research
 from roles.research.answer import ResearchAnswer
 from roles.research.index import RepoIndex

@@ -31,7 +31,7 @@ from roles.tools.beneath import (
     as_owner,
     copy_sparse,
 )
-from roles.tools.made import MARK_MAX_BYTES
+from roles.tools.own_files import MARK_MAX_BYTES
 
 if TYPE_CHECKING:
     from roles.tools.effect import Effect
@@ -72,7 +72,7 @@ def apply_effect(
 ) -> dict[str, list | None]:
     """Apply the effect beneath its layers; raise EffectConflict and apply
     nothing when a path it touches changed since the command ran. Return the
-    content mark (``roles.tools.made``) of each file written, by path.
+    content mark (``roles.tools.own_files``) of each file written, by path.
 
     ``checked`` is called once the stamps are checked, before any write: the
     moment a race would strike (tests hold the apply there).

@@ -8,7 +8,7 @@ could not see a path the sandbox hides.
 
 A file the run wrote itself (``write_file`` onto nothing, or a command's
 created file) is its own while it holds exactly what the run wrote (a content
-mark, ``roles.tools.made``): overwriting or deleting it loses nothing that was
+mark, ``roles.tools.own_files``): overwriting or deleting it loses nothing that was
 there before the run, so it is not put to the operator. A command that made a
 fifo, socket or device has nothing of its effect applied (``refused``).
 
@@ -30,7 +30,7 @@ from roles.safety import check_shell, check_write
 from roles.toolloop import ToolError, ToolPaused
 from roles.tools.effect import EffectConflict, apply_effect
 from roles.tools.effect_pending import pending_call, pending_effect, sandbox_run
-from roles.tools.made import Made
+from roles.tools.own_files import Made
 from roles.tools.sandbox import SandboxRun
 from roles.tools.shell import parse_shell_output
 

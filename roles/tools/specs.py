@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roles.llm import ToolSpec
+from roles.llm.client import ToolSpec
 from roles.toolclass import SHELL, blocked_program, other_ways
 from roles.toolloop import ToolError
 

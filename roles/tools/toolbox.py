@@ -1,7 +1,7 @@
 """The executor's tools behind one gate: GGS blocks, confinement and Law 1.
 
 ``Toolbox.call(name, args)`` refuses blocked tools and blocked targets, runs the
-tool, appends the canonical evidence entry (``roles.evidence.format_evidence``)
+tool, appends the canonical evidence entry (``roles.claims.evidence.format_evidence``)
 to ``evidence`` and returns the output head+tail truncated for the model.
 Refusals and tool failures raise ToolError, which the tool loop shows the model
 as ``ERROR: …``; a Law 1 denial is a normal result, ``[LAW1] <reason> — denied
@@ -31,20 +31,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roles.evidence import format_evidence
-from roles.llm import ToolSpec
+from roles.claims.evidence import format_evidence
+from roles.llm.client import ToolSpec
 from roles.toolloop import ToolError, ToolPaused
 from roles.tools import files, web
 from roles.tools.access import for_policy
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
-from roles.tools.made import Made
+from roles.tools.leftovers import Spoiled
 from roles.tools.memory_gate import MemoryGate, MemoryRules
+from roles.tools.own_files import Made
 from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
 from roles.tools.sandbox import Sandbox
 from roles.tools.shell import kill_group, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
-from roles.tools.spoiled import Spoiled
 
 __all__ = [
     "ApprovalAsk",

@@ -27,9 +27,9 @@ from devtools.tasks import (
     is_solved,
     prepare_dir,
 )
+from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import invented_facts
 from roles.contracts import ExecutionResult, SubTask
-from roles.evidence import format_evidence
 from roles.tools import Toolbox
 from roles.tools.sandbox import Sandbox, SandboxPolicy, remove_tree
 from roles.tools.shell import parse_shell_output

@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from roles.offline_roles import OFFLINE_GREETING
+from roles.llm.offline_roles import OFFLINE_GREETING
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from artoo_web import api_tokens, runs
 from artoo_web.models import BusMessage, Run
-from roles import control
+from roles.ggs import control
 from tests.integration.test_pipeline_llm import (
     TASK_SPEC,
     accept,

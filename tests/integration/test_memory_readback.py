@@ -15,7 +15,7 @@ from django.core.management import call_command
 from artoo_web import runs, runtime
 from artoo_web.handlers import memory as memory_worker
 from artoo_web.models import Run, TraceEvent
-from roles.ggs_megrams import make_megram
+from roles.ggs.megrams import make_megram
 from roles.memory_contracts import owner_for_user
 from roles.tools import Toolbox, ToolError
 from tests.conftest import wait_until

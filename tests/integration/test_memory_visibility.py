@@ -18,7 +18,7 @@ from django.urls import reverse
 from artoo_web import bus, runs
 from artoo_web.handlers import memory as memory_worker
 from roles.contracts import Megram
-from roles.ggs_megrams import make_megram
+from roles.ggs.megrams import make_megram
 from tests.conftest import wait_until
 from tests.integration.test_pipeline_llm import (
     TASK_SPEC,

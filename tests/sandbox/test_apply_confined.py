@@ -19,7 +19,7 @@ from roles.toolloop import ToolError, ToolPaused
 from roles.tools import Toolbox, files
 from roles.tools.effect import EffectConflict, apply_effect
 from roles.tools.effect_pending import effect_from_data, effect_to_data
-from roles.tools.made import Made, merge
+from roles.tools.own_files import Made, merge
 from roles.tools.sandbox import NOBODY, Sandbox
 from roles.tools.shell import parse_shell_output
 from tests.sandbox.conftest import VICTIM_TEXT, Operator, make_toolbox

@@ -2,18 +2,22 @@
 
 import pytest
 
-from roles.aggregate import (
+from roles.claims.computed import (
     NUMBER,
     column_total_command,
     computed,
     line_count_command,
     word_count_command,
 )
-from roles.asked import asks_for_aggregate, asks_for_file_count, counted_word
-from roles.contracts import ExecutionResult, SubTask
-from roles.evidence import format_evidence
-from roles.fieldcount import field_value
+from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import invented_facts
+from roles.claims.field_values import field_value
+from roles.claims.question_words import (
+    asks_for_aggregate,
+    asks_for_file_count,
+    counted_word,
+)
+from roles.contracts import ExecutionResult, SubTask
 
 SALES = (
     "region,product,units,amount\n"

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from roles.claims.answer_rules import subtask_effect, unanswered_question
+from roles.claims.evidence import format_evidence
 from roles.claims.question import Question
 from roles.contracts import ExecutionResult, SubTask, SubTaskOutcome
-from roles.evidence import format_evidence
 
 
 def _shell(command, output, code=0):

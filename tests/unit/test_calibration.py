@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from roles.calibration import (
+from roles.contracts import Loss, Megram, MemoryRecall, PlanDirective
+from roles.planning.calibration import (
     BLOCKED_TARGETS,
     BLOCKED_TOOLS,
     MAX_MEMORY_ENTRIES,
@@ -12,7 +13,6 @@ from roles.calibration import (
     SOP_PREFER,
     calibrate,
 )
-from roles.contracts import Loss, Megram, MemoryRecall, PlanDirective
 
 
 def megram(content, *, level="M", state="accept", sigma=1.0, id_=""):

@@ -5,8 +5,8 @@ Targets and related tasks are given as R5 sends them, plain JSON objects.
 
 from __future__ import annotations
 
-from roles.calibration import calibrate
 from roles.contracts import Megram, MemoryRecall
+from roles.planning.calibration import calibrate
 
 
 def megram(content, *, space="intent:t", level="M", state="accept", id_=""):

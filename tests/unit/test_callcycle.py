@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roles.callcycle import KEEP, Laps
+from roles.call_laps import KEEP, Laps
 
 GLOB = ("glob", '{"pattern": "**/*.yaml"}')
 READ = ("read_file", '{"path": "/srv/db/config.yaml"}')

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from roles.checks import evaluate_check
+from roles.claims.checks import evaluate_check
+from roles.claims.evidence import format_evidence
+from roles.claims.facts import last_exit_code, output_text
 from roles.contracts import ExecutionResult
-from roles.evidence import format_evidence
-from roles.facts import last_exit_code, output_text
 
 
 def shell_result(command: str, output: str, status: str = "completed"):

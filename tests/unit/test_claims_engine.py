@@ -4,10 +4,10 @@ from pathlib import Path
 
 from roles.agent_validator import validate
 from roles.claims.engine import Case, Finding, Rule, decide
+from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import EVIDENCE_RULES, evidence_finding
 from roles.claims.question import Question
 from roles.contracts import ExecutionResult, SubTask
-from roles.evidence import format_evidence
 
 
 def _subtask(intent="Count the lines of /srv/a.log", criteria=None):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import subprocess
 
-from roles.columncount import column_count_command, column_extreme_command
-from roles.contracts import ExecutionResult, SubTask
-from roles.evidence import format_evidence
+from roles.claims.columns import column_count_command, column_extreme_command
+from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import invented_facts
+from roles.contracts import ExecutionResult, SubTask
 
 STOCK = "sku,name,quantity\nA-1,orbit,0\nA-2,amber,10\nA-3,maple,0\nA-4,quiet,40\n"
 SHARED = "/srv/shop/shared/inventory.csv"

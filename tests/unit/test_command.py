@@ -242,8 +242,8 @@ def test_a_syntax_error_is_reported_and_what_parsed_is_still_read():
 
 
 def test_the_validators_rules_read_the_parsed_command():
-    from roles.lastline import counted_file
-    from roles.namecount import loose_pattern
+    from roles.claims.name_patterns import loose_pattern
+    from roles.claims.unterminated import counted_file
 
     assert loose_pattern("ls -R src | grep .py | wc -l") == ".py"
     assert loose_pattern("ls -R src | grep -c '\\.py$'") == ""

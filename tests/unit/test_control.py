@@ -5,7 +5,7 @@ from typing import get_args
 
 import pytest
 
-from roles import control, ggs
+from roles.claims.evidence import format_evidence
 from roles.contracts import (
     Control,
     CriterionVerdict,
@@ -16,9 +16,10 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
-from roles.evidence import format_evidence
-from roles.ggs import GGSConfig, GGSState
-from roles.planner_prompts import plan_messages
+from roles.ggs import control
+from roles.ggs import solver as ggs
+from roles.ggs.solver import GGSConfig, GGSState
+from roles.planning.prompts import plan_messages
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 GAP = "the file /srv/app.log was not found"

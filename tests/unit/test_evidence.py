@@ -2,7 +2,7 @@
 
 import pytest
 
-from roles.evidence import (
+from roles.claims.evidence import (
     ToolCall,
     first_target,
     format_evidence,

@@ -1,9 +1,9 @@
 """No accept without evidence: the executor's claim is checked against tool output."""
 
 from roles.agent_validator import NO_EVIDENCE_TODO, validate
+from roles.claims.evidence import format_evidence
 from roles.contracts import Criterion, ExecutionResult, SubTask
-from roles.evidence import format_evidence
-from roles.offline import OfflineModel
+from roles.llm.offline import OfflineModel
 
 COUNT = SubTask(
     subtask_id="s1",
@@ -100,21 +100,21 @@ def outcome(output: str, *calls: str):
 
 
 def test_a_merge_that_states_only_shown_facts_is_kept():
-    from roles.merged import grounded
+    from roles.claims.merged import grounded
 
     shown = outcome("42", wc("[exit code 0]\n42 data.txt"))
     assert grounded("data.txt has 42 lines", [shown]) == "data.txt has 42 lines"
 
 
 def test_a_merge_that_invents_a_fact_gives_way_to_the_subtasks_outputs():
-    from roles.merged import grounded
+    from roles.claims.merged import grounded
 
     shown = outcome("b.py", format_evidence("shell", {"command": "grep -l x"}, "b.py"))
     assert grounded("parse_config.py defines it (636 lines)", [shown]) == "b.py"
 
 
 def test_the_summary_names_its_evidence_and_skips_failed_calls():
-    from roles.merged import evidence_note
+    from roles.claims.merged import evidence_note
 
     refused = format_evidence("read_file", {"path": "/x"}, "ERROR: outside")
     shown = outcome("42", refused, wc("[exit code 0]\n42 data.txt"))
@@ -122,8 +122,8 @@ def test_the_summary_names_its_evidence_and_skips_failed_calls():
 
 
 def test_the_evidence_names_a_long_command_by_its_programs_not_a_broken_copy():
-    from roles.ggs_megrams import terminal_content
-    from roles.merged import evidence_note
+    from roles.claims.merged import evidence_note
+    from roles.ggs.megrams import terminal_content
 
     command = "awk -F, 'NR>1 {s+=$3} END {print s}' " + "/data/" + "d" * 120 + ".csv"
     summed = format_evidence("shell", {"command": command}, "[exit code 0]\n44025")
@@ -136,7 +136,7 @@ def test_the_evidence_names_a_long_command_by_its_programs_not_a_broken_copy():
 
 
 def test_the_evidence_leaves_out_a_command_that_exited_non_zero():
-    from roles.merged import evidence_note
+    from roles.claims.merged import evidence_note
 
     missing = format_evidence(
         "shell", {"command": "xsv count f.csv"}, "[exit code 127]\nxsv: not found"
@@ -184,7 +184,7 @@ def test_a_validators_met_may_not_rest_on_the_claim():
 
 
 def test_a_merged_number_inside_a_longer_one_is_not_grounded():
-    from roles.merged import grounded
+    from roles.claims.merged import grounded
 
     shown = outcome("see log", format_evidence("read_file", {"path": "a"}, "2024"))
     assert grounded("24 lines", [shown]) == "see log"
@@ -307,7 +307,7 @@ def test_an_echo_the_request_asks_for_is_the_work_itself():
 
 
 def test_an_echo_into_a_file_or_of_a_variable_is_a_real_command():
-    from roles.evidence import only_echoes
+    from roles.claims.evidence import only_echoes
 
     assert only_echoes(echo("42"))
     for command in ("echo 42 > out.txt", "echo $HOME", "printf '%s' `date`"):
@@ -316,7 +316,7 @@ def test_an_echo_into_a_file_or_of_a_variable_is_a_real_command():
 
 
 def test_text_in_single_quotes_is_literal_to_the_echo_rule():
-    from roles.evidence import only_echoes
+    from roles.claims.evidence import only_echoes
 
     said = "echo '[exit code 0] The function `greet_json` returns the greeting.'"
     for command in (said, "printf 'a | b; c $x\\n'"):

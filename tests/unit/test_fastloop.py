@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from roles.agent_validator import validate
+from roles.claims.evidence import format_evidence
 from roles.contracts import Criterion, ExecutionResult, SubTask
-from roles.evidence import format_evidence
 from roles.executor import Execution
 from roles.fastloop import run_fast_loop
-from roles.llm import LLMCancelled
-from roles.offline import OfflineModel
+from roles.llm.client import LLMCancelled
+from roles.llm.offline import OfflineModel
 
 SUBTASK = SubTask(
     subtask_id="s1",
@@ -305,7 +305,7 @@ def test_what_a_command_without_network_prints_is_an_environmental_cause(output)
     # Commands run in a network namespace of their own by default: these are
     # what a fetch from the shell prints there, whatever the program.
     from roles.agent_validator import ENVIRONMENTAL
-    from roles.evidence import _FAILED_OUTPUT
+    from roles.claims.evidence import _FAILED_OUTPUT
 
     assert ENVIRONMENTAL.search(output)
     assert _FAILED_OUTPUT.search(output)

@@ -12,7 +12,7 @@ from roles.contracts import (
     ReplanRequest,
     SubTaskOutcome,
 )
-from roles.ggs import GGSConfig, GGSState, select_directive, step
+from roles.ggs.solver import GGSConfig, GGSState, select_directive, step
 
 
 def verdict(verdict="fail", failure_class=None, criterion="c", mode="verifiable"):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from roles.claims.evidence import format_evidence
 from roles.contracts import CriterionVerdict, ReplanRequest, SubTaskOutcome
-from roles.evidence import format_evidence
-from roles.ggs import GGSState, step
+from roles.ggs.solver import GGSState, step
 from roles.tools import Toolbox, ToolError
 
 

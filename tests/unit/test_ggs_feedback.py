@@ -1,7 +1,7 @@
 """The write-back rule: SOPs followed by a failing round get negative feedback."""
 
 from roles.contracts import Megram
-from roles.ggs_megrams import negative_feedback
+from roles.ggs.megrams import negative_feedback
 
 RULE = Megram(
     id="r1",

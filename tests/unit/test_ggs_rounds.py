@@ -3,6 +3,7 @@
 import re
 from datetime import UTC, datetime
 
+from roles.claims.evidence import format_evidence
 from roles.contracts import (
     CriterionVerdict,
     FinalResult,
@@ -11,8 +12,7 @@ from roles.contracts import (
     ReplanRequest,
     SubTaskOutcome,
 )
-from roles.evidence import format_evidence
-from roles.ggs import GGSState, step
+from roles.ggs.solver import GGSState, step
 
 
 def shell(command, output=""):
@@ -447,7 +447,7 @@ def test_step_is_deterministic_and_leaves_its_input_state_alone():
 
 def test_forced_abandon_keeps_the_last_loss_and_the_run_s_state():
     from roles.contracts import Loss
-    from roles.ggs import GGSState, forced_abandon
+    from roles.ggs.solver import GGSState, forced_abandon
 
     state = GGSState(replans=2, prev_directive="refine")
     last = Loss(D=0.5, P=0.0, Omega=0.4, L=0.46)
@@ -461,7 +461,7 @@ def test_forced_abandon_keeps_the_last_loss_and_the_run_s_state():
 
 
 def test_forced_abandon_before_any_round_reports_nothing_verified():
-    from roles.ggs import GGSState, forced_abandon
+    from roles.ggs.solver import GGSState, forced_abandon
 
     final = forced_abandon(GGSState(), "deploy", "Expired.", "deadline")
     assert (final.loss.D, final.loss.P, final.loss.Omega, final.loss.L) == (

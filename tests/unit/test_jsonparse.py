@@ -1,11 +1,11 @@
-"""The JSON recovery rules for model replies (roles.jsonparse)."""
+"""The JSON recovery rules for model replies (roles.llm.jsonparse)."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from roles.jsonparse import (
+from roles.llm.jsonparse import (
     JSONExtractError,
     balanced_end,
     describe_error,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from roles.contracts import ExecutionResult, SubTask
-from roles.evidence import format_evidence
+from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import invented_facts
-from roles.lastline import uncounted_last_line
+from roles.claims.unterminated import uncounted_last_line
+from roles.contracts import ExecutionResult, SubTask
 
 
 def counted(command: str, count: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from roles.tools.made import MAX_MARKS, Made, content_mark, merge
+from roles.tools.own_files import MAX_MARKS, Made, content_mark, merge
 
 
 def test_a_file_stays_the_runs_own_until_someone_changes_its_content(tmp_path):

@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory import MegramStore
-from roles.calibration import calibrate
 from roles.contracts import Megram, MemoryRecall
-from roles.ggs_megrams import negative_feedback
+from roles.ggs.megrams import negative_feedback
+from roles.planning.calibration import calibrate
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)

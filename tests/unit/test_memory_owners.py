@@ -14,7 +14,7 @@ import pytest
 from memory import MegramStore
 from memory import keys as memory_keys
 from roles.contracts import Megram
-from roles.ggs_megrams import make_megram
+from roles.ggs.megrams import make_megram
 from roles.memory_contracts import SHARED_OWNER, owner_for_user
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

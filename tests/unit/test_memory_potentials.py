@@ -8,7 +8,7 @@ import pytest
 from memory import MegramStore
 from memory.potentials import derive_action
 from roles.contracts import Megram
-from roles.ggs_megrams import negative_feedback
+from roles.ggs.megrams import negative_feedback
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 SPACE, ENTITY = "intent:deploy", "env:local"

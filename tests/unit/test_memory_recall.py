@@ -7,7 +7,7 @@ import pytest
 from memory import MegramStore
 from memory.intents import words_of
 from roles.contracts import Megram
-from roles.ggs_megrams import make_megram
+from roles.ggs.megrams import make_megram
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 T1 = T0 + timedelta(hours=1)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from roles.answered import ANSWERED, VALUE_ANSWERED, asked_key
+from roles.claims.evidence import format_evidence
+from roles.claims.stated_values import ANSWERED, VALUE_ANSWERED, asked_key
 from roles.contracts import DispatchManifest, GapPoint, SubTaskOutcome, TaskSpec
-from roles.evidence import format_evidence
+from roles.llm.offline import OfflineModel
+from roles.llm.offline_roles import NO_ALTERNATIVE
 from roles.meta_validator import evaluate
-from roles.offline import OfflineModel
-from roles.offline_roles import NO_ALTERNATIVE
 
 
 def outcome(subtask_id, intent, status="matched", output=None, reason=None):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from roles.evidence import format_evidence
-from roles.namecount import loose_extension_count
+from roles.claims.evidence import format_evidence
+from roles.claims.name_patterns import loose_extension_count
 from tests.unit.test_aggregate import judged
 
 DIR = "/d/count-py/project"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from roles.offline import distil
-from roles.offline_roles import command_lines
+from roles.llm.offline import distil
+from roles.llm.offline_roles import command_lines
 
 
 def test_command_lines_ignore_blank_lines_and_a_leading_ampersand():

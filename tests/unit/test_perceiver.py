@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from roles.offline import OfflineModel
-from roles.offline_roles import OFFLINE_GREETING
+from roles.llm.offline import OfflineModel
+from roles.llm.offline_roles import OFFLINE_GREETING
 from roles.perceiver import (
     SessionEntry,
     fallback_spec,

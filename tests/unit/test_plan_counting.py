@@ -2,9 +2,9 @@
 
 import pytest
 
-from roles.checks import evaluate_check
-from roles.plan_counting import merge_counted_checks
-from roles.plan_shape import shape_plan
+from roles.claims.checks import evaluate_check
+from roles.planning.counted_checks import merge_counted_checks
+from roles.planning.shape import shape_plan
 from tests.unit.test_checks import shell_result
 from tests.unit.test_plan_shape import step
 

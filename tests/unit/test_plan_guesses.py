@@ -2,9 +2,9 @@
 
 import pytest
 
-from roles.checks import evaluate_check
-from roles.plan_guesses import guessed_numbers, replace_guessed_numbers
-from roles.plan_shape import shape_plan
+from roles.claims.checks import evaluate_check
+from roles.planning.guessed_checks import guessed_numbers, replace_guessed_numbers
+from roles.planning.shape import shape_plan
 from tests.unit.test_checks import shell_result
 from tests.unit.test_plan_counting import contains, matches
 from tests.unit.test_plan_shape import step

@@ -2,17 +2,17 @@
 
 import posixpath
 
-from roles.checks import evaluate_check
+from roles.claims.checks import evaluate_check
 from roles.contracts import SubTask
-from roles.plan_blocks import drop_blocked_paths
-from roles.plan_shape import (
+from roles.planning.blocked_paths import drop_blocked_paths
+from roles.planning.prompts import PLAN_SYSTEM
+from roles.planning.shape import (
     PROMPT_EXAMPLES,
     drop_copied_examples,
     is_chain,
     join_chain,
     merge_line_formats,
 )
-from roles.planner_prompts import PLAN_SYSTEM
 from tests.unit.test_checks import shell_result
 
 

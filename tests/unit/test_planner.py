@@ -13,10 +13,10 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
-from roles.offline import OfflineModel
-from roles.offline_roles import NO_ALTERNATIVE
-from roles.plan_blocks import names_tool
+from roles.llm.offline import OfflineModel
+from roles.llm.offline_roles import NO_ALTERNATIVE
 from roles.planner import next_moves, plan
+from roles.planning.blocked_paths import names_tool
 
 TODAY = date(2025, 3, 14)
 

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from roles.llm import LLMCancelled, LLMError
+from roles.llm.client import LLMCancelled, LLMError
 from roles.projects import DEFAULT_CONFIG, ProjectConfig
 from roles.projects.research import (
     FINDINGS_TITLE,

@@ -2,10 +2,10 @@
 
 import pytest
 
-from roles.contracts import ExecutionResult, SubTask
-from roles.evidence import format_evidence
+from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import invented_facts
-from roles.ranscript import unrun_script
+from roles.claims.script_runs import unrun_script
+from roles.contracts import ExecutionResult, SubTask
 
 DIR = "/var/tmp/tasks/write-script"
 # The intent and the one call of a real run that a small validator accepted as
@@ -106,7 +106,7 @@ def test_only_the_scripts_of_a_sentence_that_says_run_must_run():
 def test_a_run_of_the_script_that_printed_the_asked_words_shows_it_done(tmp_path):
     # A real round: the 1.5B validator quoted the claim "The Python script
     # 'hello.py' was created and ran successfully"; the run is the evidence.
-    from roles.ranscript import script_shown
+    from roles.claims.script_runs import script_shown
 
     script = tmp_path / "hello.py"
     script.write_text("print('hello from artoo')\n")

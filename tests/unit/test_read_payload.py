@@ -2,8 +2,8 @@
 
 import pytest
 
+from roles.claims.evidence import split_exit_code
 from roles.contracts import FinalResult, PlanDirective, SubTask, read_payload
-from roles.evidence import split_exit_code
 
 
 def test_a_valid_payload_reads_as_its_contract():

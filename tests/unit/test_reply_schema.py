@@ -14,9 +14,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from roles.agent_validator import ValidatorReply
+from roles.llm.schemas import MAX_ITEMS, reply_schema
 from roles.meta_validator import MetaReply
-from roles.planner_replies import PlanReply
-from roles.schemas import MAX_ITEMS, reply_schema
+from roles.planning.replies import PlanReply
 
 TYPES = {
     "string": str,

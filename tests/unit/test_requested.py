@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from roles.claims.deletions import paths_to_delete, unmet_deletions
 from roles.contracts import DispatchManifest, GapPoint, SubTaskOutcome, TaskSpec
+from roles.llm.offline import OfflineModel
 from roles.meta_validator import evaluate
-from roles.offline import OfflineModel
-from roles.requested import paths_to_delete, unmet_deletions
 
 
 @pytest.mark.parametrize(
@@ -109,8 +109,8 @@ def test_a_deletion_that_happened_is_accepted(tmp_path):
 
 def test_a_deleting_subtask_does_not_match_while_the_file_is_there(tmp_path):
     from roles.agent_validator import validate
+    from roles.claims.evidence import format_evidence
     from roles.contracts import Criterion, ExecutionResult, SubTask
-    from roles.evidence import format_evidence
 
     old = tmp_path / "old.log"
     old.write_text("stale\n")
@@ -170,8 +170,8 @@ def deleting_subtask(intent: str):
 
 def test_a_deleting_subtask_matches_on_the_command_that_deleted_the_file(tmp_path):
     from roles.agent_validator import validate
+    from roles.claims.evidence import format_evidence
     from roles.contracts import ExecutionResult
-    from roles.evidence import format_evidence
 
     old = tmp_path / "old.log"
     rm = format_evidence("shell", {"command": f"rm {old}"}, "[exit code 0]")
@@ -211,8 +211,8 @@ def test_a_deleting_subtask_matches_on_the_command_that_deleted_the_file(tmp_pat
 def test_no_deletion_is_shown_without_a_deleting_command_and_the_file_gone(
     tmp_path, intent, command, output, there
 ):
-    from roles.evidence import format_evidence
-    from roles.requested import deletions_shown
+    from roles.claims.deletions import deletions_shown
+    from roles.claims.evidence import format_evidence
 
     old, other = tmp_path / "old.log", tmp_path / "other.log"
     call = format_evidence(
@@ -226,8 +226,8 @@ def test_no_deletion_is_shown_without_a_deleting_command_and_the_file_gone(
 
 
 def test_a_file_name_or_find_delete_names_the_deleted_path(tmp_path):
-    from roles.evidence import format_evidence
-    from roles.requested import deletions_shown
+    from roles.claims.deletions import deletions_shown
+    from roles.claims.evidence import format_evidence
 
     old = tmp_path / "old.log"
     for command in ("rm -f old.log", f"find {tmp_path} -name old.log -delete"):
@@ -255,7 +255,7 @@ def test_a_file_name_or_find_delete_names_the_deleted_path(tmp_path):
 def test_a_request_only_deletes_when_each_sentence_is_a_plain_deletion(
     request_text, only
 ):
-    from roles.requested import only_deletes
+    from roles.claims.deletions import only_deletes
 
     assert only_deletes(request_text) is only
 
@@ -276,7 +276,7 @@ def failed_deleting(*calls: str) -> SubTaskOutcome:
 
 
 def test_a_plain_deletion_that_a_command_of_the_round_did_is_accepted(tmp_path):
-    from roles.evidence import format_evidence
+    from roles.claims.evidence import format_evidence
 
     old = tmp_path / "old.log"
     rm = format_evidence("shell", {"command": f"rm -f {old}"}, "[exit code 0]")
@@ -306,7 +306,7 @@ def test_a_plain_deletion_that_a_command_of_the_round_did_is_accepted(tmp_path):
 def test_a_deletion_done_in_an_earlier_attempt_of_the_round_is_accepted(tmp_path):
     # Seen with a 1.5B executor: rm ran on approval in attempt 1, attempt 2 ran
     # only ls; the outcome's own calls are the last attempt's.
-    from roles.evidence import format_evidence
+    from roles.claims.evidence import format_evidence
 
     old = tmp_path / "old.log"
     rm = format_evidence("shell", {"command": f"rm {old}"}, "[exit code 0]")
@@ -330,8 +330,8 @@ def test_a_deletion_done_in_an_earlier_attempt_of_the_round_is_accepted(tmp_path
 def test_parallel_deleting_subtasks_are_each_judged_on_their_own_path(tmp_path):
     # Two subtasks delete one file each; the other's may still wait on the
     # operator. A subtask that names none of the request's paths answers for all.
-    from roles.evidence import format_evidence
-    from roles.requested import deletions_shown, subtask_deletions
+    from roles.claims.deletions import deletions_shown, subtask_deletions
+    from roles.claims.evidence import format_evidence
 
     first, second = tmp_path / "a.txt", tmp_path / "b.txt"
     second.write_text("waits on its approval\n")

@@ -14,8 +14,8 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
-from roles.ggs import GGSState, forced_abandon, step
-from roles.planner_prompts import template_next_moves
+from roles.ggs.solver import GGSState, forced_abandon, step
+from roles.planning.prompts import template_next_moves
 from roles.result_text import as_lines, is_copy, report
 from roles.wording import plain
 

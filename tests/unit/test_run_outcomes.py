@@ -11,7 +11,7 @@ from roles.contracts import (
     SubTask,
     SubTaskOutcome,
 )
-from roles.ggs import GGSState, step
+from roles.ggs.solver import GGSState, step
 from roles.runstate import FanIn, RunState
 
 

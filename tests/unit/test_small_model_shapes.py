@@ -10,11 +10,11 @@ import pytest
 from pydantic import ValidationError
 
 from roles.contracts import Criterion, describe_check, normalise_criterion
-from roles.jsonparse import parse_as
+from roles.llm.jsonparse import parse_as
+from roles.llm.schemas import keep_criteria
 from roles.meta_validator import CriterionResult, MetaReply
 from roles.perceiver import PerceiverReply
-from roles.planner_replies import NextMovesReply, PlanReply
-from roles.schemas import keep_criteria
+from roles.planning.replies import NextMovesReply, PlanReply
 
 
 def plan_with_criteria(criteria):
@@ -342,7 +342,7 @@ def test_one_next_move_is_still_too_few():
 
 def test_a_subtask_that_lost_the_users_path_gets_the_request_in_its_context():
     from roles.contracts import SubTask
-    from roles.plan_shape import anchor_request
+    from roles.planning.shape import anchor_request
 
     request = "How many lines does /var/tmp/t/data.txt have?"
     lost = SubTask(subtask_id="a", parent_task_id="t", intent="count the lines")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roles.evidence import format_evidence, parse_evidence
+from roles.claims.evidence import format_evidence, parse_evidence
 from roles.safety import programs
 from roles.toolclass import (
     blocked_program,

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from roles.evidence import parse_evidence
+from roles.claims.evidence import parse_evidence
 from roles.recoverable import namesakes
 from roles.tools import ApprovalAsk, Toolbox, ToolError, head_tail
 

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from roles.evidence import parse_evidence
+from roles.claims.evidence import parse_evidence
 from roles.tools import Toolbox, ToolError
 from roles.tools.web import html_to_text
 

@@ -2,8 +2,8 @@
 
 import pytest
 
+from roles.claims.evidence import ToolCall
 from roles.claims.writes import written_paths
-from roles.evidence import ToolCall
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from django.test import Client
 from artoo_web import tasks, topics
 from artoo_web.asgi import application
 from artoo_web.models import BusMessage, Run
-from roles.offline_roles import OFFLINE_GREETING
+from roles.llm.offline_roles import OFFLINE_GREETING
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

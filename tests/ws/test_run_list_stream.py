@@ -13,7 +13,7 @@ from artoo_web import runs, runtime, topics
 from artoo_web.asgi import application
 from artoo_web.consumers import CLOSE_BAD_REQUEST, CLOSE_UNAUTHENTICATED
 from artoo_web.models import Run, RunStatus
-from roles.llmrecords import CallRecord, Usage
+from roles.llm.records import CallRecord, Usage
 from tests.ws.test_run_stream import ORIGIN, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)

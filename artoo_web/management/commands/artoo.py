@@ -9,7 +9,6 @@ from artoo_web.dashboard.final import result_of
 from artoo_web.forms import clean_task_text
 from artoo_web.models import BusMessage, Run
 from artoo_web.summaries import usage_by_role
-from roles import control
 from roles.contracts import (
     CONTRACTS,
     FinalResult,
@@ -17,6 +16,7 @@ from roles.contracts import (
     PlanDirective,
     read_payload,
 )
+from roles.ggs import control
 from roles.result_text import as_lines
 
 POLL_S = 0.1

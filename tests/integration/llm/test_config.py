@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from roles.llm import LLMConfigError, client_for, is_configured
-from roles.llmconfig import PriceTable, load_endpoint, load_settings, normalise_base_url
+from roles.llm.client import LLMConfigError, client_for, is_configured
+from roles.llm.config import (
+    PriceTable,
+    load_endpoint,
+    load_settings,
+    normalise_base_url,
+)
 from tests.llm_server import ScriptedLLMServer
 
 FULL = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from roles.llm import client_for
+from roles.llm.client import client_for
 from roles.toolloop import run_tool_loop
 from tests.integration.llm.test_toolloop import FINAL, READ, SHELL, TASK, FakeShell
 from tests.llm_server import ScriptedLLMServer

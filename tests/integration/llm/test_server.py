@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from roles.llm import client_for
+from roles.llm.client import client_for
 from tests.llm_server import ScriptedLLMServer, Step
 
 HELLO = [{"role": "user", "content": "hello"}]

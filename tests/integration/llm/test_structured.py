@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from roles.llm import LLMError, LLMOutputError, client_for
-from roles.schemas import reply_schema
+from roles.llm.client import LLMError, LLMOutputError, client_for
+from roles.llm.schemas import reply_schema
 
 ASK = [
     {"role": "system", "content": "Reply with JSON."},

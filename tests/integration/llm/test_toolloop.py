@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from roles.jsonparse import extract_json
-from roles.llm import LLMCancelled, ToolSpec, client_for
+from roles.llm.client import LLMCancelled, ToolSpec, client_for
+from roles.llm.jsonparse import extract_json
 from roles.toolloop import ToolError, run_tool_loop
 from tests.llm_server import ToolCallSpec
 

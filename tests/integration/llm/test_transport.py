@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from roles.llm import LLMCancelled, LLMError, client_for
+from roles.llm.client import LLMCancelled, LLMError, client_for
 from tests.llm_server import Step
 
 HELLO = [{"role": "user", "content": "hello"}]

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from roles.agent_validator import validate
+from roles.claims.evidence import format_evidence
 from roles.contracts import Criterion, ExecutionResult, GapPoint, SubTask
-from roles.evidence import format_evidence
 from roles.executor import execute
 from roles.fastloop import run_fast_loop
-from roles.llm import client_for
+from roles.llm.client import client_for
 from roles.tools import Toolbox
 from tests.llm_server import ScriptedLLMServer
 

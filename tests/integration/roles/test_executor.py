@@ -8,7 +8,7 @@ import pytest
 
 from roles.contracts import CorrectionSignal, Criterion, SubTask
 from roles.executor import execute, parse_final
-from roles.llm import LLMCancelled, client_for
+from roles.llm.client import LLMCancelled, client_for
 from roles.toolloop import ToolError
 from roles.tools import Toolbox
 from tests.llm_server import ScriptedLLMServer, Step, ToolCallSpec

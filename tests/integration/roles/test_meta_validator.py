@@ -14,7 +14,7 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
-from roles.llm import client_for
+from roles.llm.client import client_for
 from roles.meta_validator import evaluate
 from tests.llm_server import ScriptedLLMServer
 

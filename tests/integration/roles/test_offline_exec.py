@@ -10,7 +10,7 @@ from roles.agent_validator import validate
 from roles.contracts import Criterion, SubTask
 from roles.executor import execute
 from roles.fastloop import run_fast_loop
-from roles.offline import OfflineModel
+from roles.llm.offline import OfflineModel
 from roles.tools import ApprovalAsk, Toolbox
 
 EXIT_0 = Criterion(criterion="exit status 0", check={"type": "exit_code", "value": 0})

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from roles.llm import LLMCancelled, client_for
+from roles.llm.client import LLMCancelled, client_for
 from roles.perceiver import SessionEntry, perceive
 from tests.llm_server import ScriptedLLMServer
 

@@ -18,7 +18,7 @@ from roles.contracts import (
     SubTaskOutcome,
     TaskSpec,
 )
-from roles.llm import client_for
+from roles.llm.client import client_for
 from roles.planner import next_moves, plan
 from tests.llm_server import ScriptedLLMServer
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from roles.llm import client_for
+from roles.llm.client import client_for
 from roles.research import RepoIndex, ask, research_tools
 from roles.toolloop import run_tool_loop
 from tests.llm_server import ScriptedLLMServer

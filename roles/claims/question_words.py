@@ -1,0 +1,103 @@
+"""What a request asks for when it asks for a total, read from its words.
+
+A count, a sum or an average (``asks_for_aggregate``, ``asks_for_sum``,
+``asks_for_count``), a count of files (``asks_for_file_count``), every line of
+a file (``ALL_LINES``) or the lines that hold a word (``counted_word``)::
+
+    counted_word("How many lines of app.log contain ERROR?")  # "ERROR"
+
+``roles.claims.computed`` holds the evidence rule these questions are judged by.
+"""
+
+from __future__ import annotations
+
+import re
+
+AGGREGATE = re.compile(
+    r"\b(how many|total|sum|count|number of|average|mean)\b", re.IGNORECASE
+)
+# A sum or an average (not a count): awk, bc and friends print 0 for a field
+# that holds text or does not exist, so a computed 0 is a sign of the wrong
+# column far more often than a real total.
+SUM = re.compile(r"\b(total|sum|average|mean)\b", re.IGNORECASE)
+COUNT = re.compile(r"\b(how many|count|number of)\b", re.IGNORECASE)
+# "How many lines does FILE have", "count the lines of FILE": every line of a
+# file, not the lines that hold something ("lines that contain ERROR").
+ALL_LINES = re.compile(
+    r"\b(?:how many lines (?:does|do|has|have|are in|in|is in)"
+    r"|(?:count|number of) (?:the )?lines (?:of|in))\b",
+    re.IGNORECASE,
+)
+SOME_LINES = re.compile(
+    r"\b(?:contain\w*|match\w*|mention\w*|with|that|which|where|start\w*|end\w*"
+    r"|hold\w*|non-?empty|blank|empty|unique|distinct)\b",
+    re.IGNORECASE,
+)
+# The word a count is of: "lines that contain ERROR", "lines containing the
+# word 'timeout'". Only a quoted word, one after "the word/string", or one in
+# capitals counts: "with amount over 1000" names a column, not a word to count.
+COUNTED_WORD = re.compile(
+    r"\b(?:contain(?:s|ing)?|mention(?:s|ing)?|hold(?:s|ing)?|match(?:es|ing)?)\s+"
+    r"(?:the\s+(?:word|string|text|term)\s+)?"
+    r"(?:(?P<q>['\"`])(?P<quoted>[^'\"`\n]+)(?P=q)|(?P<bare>[A-Za-z_][\w.-]*))"
+)
+# "How many Python files", "the number of .py files", "count the directories":
+# a count of files, which a listing piped into a counter computes. The words
+# between may not make it a count of something in the files ("how many lines
+# in the files").
+_NOT_FILES = r"(?:lines?|words?|bytes?|char\w*|rows?|in|of|do|does|did|have|has|are|is)"
+FILES_COUNTED = re.compile(
+    r"\b(?:how many|number of|count(?:\s+of)?(?:\s+the)?)\s+"
+    rf"(?!{_NOT_FILES}\b)(?:(?!{_NOT_FILES}\b)[\w.*'-]+\s+){{0,3}}"
+    r"(?:files|directories|folders|scripts|modules)\b",
+    re.IGNORECASE,
+)
+WORD_INTRO = re.compile(r"\bthe\s+(?:word|string|text|term)\s+$", re.IGNORECASE)
+
+
+def asks_for_aggregate(*texts: str) -> bool:
+    """Return True when any of ``texts`` asks for a count, a total or an average."""
+    return any(AGGREGATE.search(text or "") for text in texts)
+
+
+def asks_for_sum(*texts: str) -> bool:
+    """Return True when ``texts`` ask for a sum or an average and not a count."""
+    joined = "\n".join(t or "" for t in texts)
+    return SUM.search(joined) is not None and COUNT.search(joined) is None
+
+
+def asks_for_count(*texts: str) -> bool:
+    """Return True when ``texts`` ask how many of something there are."""
+    return any(COUNT.search(text or "") for text in texts)
+
+
+def asks_for_file_count(*texts: str) -> bool:
+    """Return True when ``texts`` ask how many files (or directories) there are."""
+    return any(FILES_COUNTED.search(text or "") for text in texts)
+
+
+def counted_word(request: str) -> str:
+    """Return the word a count question counts ("ERROR" in "how many lines
+    contain ERROR"), else ""."""
+    if not asks_for_count(request):
+        return ""
+    for found in COUNTED_WORD.finditer(request or ""):
+        if found["quoted"]:
+            return found["quoted"]
+        word = found["bare"]
+        introduced = WORD_INTRO.search(request[: found.start("bare")])
+        if introduced or (word.isupper() and len(word) > 1):
+            return word.rstrip(".")
+    return ""
+
+
+def unguarded_words(request: str) -> set[str]:
+    """Return, lower-cased, the words a count question counts lines by that
+    ``counted_word`` does not take ("errors" in "how many lines contain
+    errors"): no rule checks that the count looks for them."""
+    taken = counted_word(request).lower()
+    words = {
+        (found["quoted"] or found["bare"]).rstrip(".").lower()
+        for found in COUNTED_WORD.finditer(request or "")
+    }
+    return words - {taken}

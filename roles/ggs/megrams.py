@@ -1,0 +1,155 @@
+"""The Megrams GGS writes: one per run end, one per failing (tool, target).
+
+Terminal states write ``space intent:<task_id>``, ``entity env:local``; action
+states write ``space tool:<name>``, ``entity target:<value>`` for every distinct
+failing call: a call of a failed subtask whose own result failed (as for
+blocked targets, ``roles.ggs.blocks``); a file read by a subtask that then
+miscounted is no bad target. f, σ and k come from the quantization matrix (paper §6.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from roles.claims.evidence import ToolCall, parse_evidence
+from roles.contracts import Megram, SubTaskOutcome
+from roles.ggs.output import dedupe
+from roles.toolclass import cut_call
+
+CONTENT_LIMIT = 500
+FEEDBACK_K = 0.05
+
+QUANTIZATION: dict[str, tuple[float, float, float]] = {
+    "abandon": (0.95, -1.0, 0.05),
+    "accept": (0.90, 1.0, 0.05),
+    "change_approach": (0.85, -1.0, 0.05),
+    "success": (0.80, 1.0, 0.05),
+    "break_symmetry": (0.75, 1.0, 0.05),
+    "change_path": (0.30, 0.0, 0.2),
+    "refine": (0.10, 0.5, 0.5),
+}
+
+
+def make_megram(
+    space: str,
+    entity: str,
+    content: str,
+    state: str,
+    *,
+    now: datetime | None = None,
+    id_factory: Callable[[], str] | None = None,
+) -> Megram:
+    """Return a Megram of ``state`` quantized by the matrix; id/time if injected."""
+    f, sigma, k = QUANTIZATION[state]
+    return Megram(
+        id=id_factory() if id_factory else "",
+        created_at=now,
+        space=space,
+        entity=entity,
+        content=content[:CONTENT_LIMIT],
+        state=state,
+        f=f,
+        sigma=sigma,
+        k=k,
+    )
+
+
+def calls_of(
+    outcomes: Iterable[SubTaskOutcome],
+) -> list[tuple[SubTaskOutcome, ToolCall]]:
+    """Return every parsable tool call of ``outcomes`` with its outcome."""
+    return [
+        (outcome, call)
+        for outcome in outcomes
+        for call in map(parse_evidence, outcome.tool_calls)
+        if call is not None
+    ]
+
+
+def terminal_content(
+    state: str, outcomes: list[SubTaskOutcome], summary: str, gap: str
+) -> str:
+    """Return the content of a terminal Megram: tools used and the result or gap."""
+    wanted = "failed" if state == "abandon" else "matched"
+    entries = dedupe(
+        cut_call(call) or (f"{call.tool}:{call.target}" if call.target else call.tool)
+        for _, call in calls_of(o for o in outcomes if o.status == wanted)
+    )
+    tools = ", ".join(entries)
+    if state != "abandon":
+        return (
+            f"Succeeded. Tools: {tools}. Result: {summary}"
+            if tools
+            else (f"Succeeded. Result: {summary}")
+        )
+    parts = ["Failed."]
+    if tools:
+        parts.append(f"Tools tried: {tools}.")
+    if gap:
+        parts.append(f"Gap: {gap}")
+    return " ".join(parts)
+
+
+def action_megrams(
+    state: str,
+    failing: list[tuple[SubTaskOutcome, ToolCall]],
+    *,
+    now: datetime | None = None,
+    id_factory: Callable[[], str] | None = None,
+) -> list[Megram]:
+    """Return one Megram per distinct (tool, target) of the failing calls."""
+    megrams, seen = [], set()
+    for outcome, call in failing:
+        if not call.target or (call.tool, call.target) in seen:
+            continue
+        seen.add((call.tool, call.target))
+        content = outcome.intent or outcome.subtask_id
+        if outcome.failure_reason:
+            content += f": {outcome.failure_reason}"
+        megrams.append(
+            make_megram(
+                f"tool:{call.tool}",
+                f"target:{call.target}",
+                content,
+                state,
+                now=now,
+                id_factory=id_factory,
+            )
+        )
+    return megrams
+
+
+def negative_feedback(
+    rules: Iterable[Megram],
+    directive: str,
+    gap: str,
+    *,
+    now: datetime | None = None,
+    id_factory: Callable[[], str] | None = None,
+) -> list[Megram]:
+    """Return the write-back Megrams for SOPs followed by a failing round.
+
+    Each is K-level evidence in its rule's pair with the rule's f, σ −1 and the
+    decay of experience (k 0.05): it lowers the pair's decision potential, so
+    trust bankruptcy can demote the rule (DESIGN §6 R5), and being no rule
+    itself it is never recalled as a proven constraint.
+    """
+    if directive in ("accept", "success"):
+        return []
+    content = f"Followed, then the round failed ({directive}): {gap}"[:CONTENT_LIMIT]
+    return [
+        Megram(
+            id=id_factory() if id_factory else "",
+            level="K",
+            created_at=now,
+            space=rule.space,
+            entity=rule.entity,
+            content=content,
+            state="negative_feedback",
+            f=rule.f,
+            sigma=-1.0,
+            k=FEEDBACK_K,
+        )
+        for rule in rules
+    ]

@@ -1,0 +1,2 @@
+"""The model endpoints: the client, its transport, retries, capabilities and
+records, JSON repair, reply schemas and the offline model."""
