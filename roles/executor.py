@@ -31,14 +31,9 @@ from roles.executor_review import reviewer
 from roles.llm.client import LLMCancelled, LLMError, Usage
 from roles.llm.jsonparse import JSONExtractError, extract_json
 from roles.llm.offline import OfflineModel
-from roles.toolloop import (
-    NO_MORE_CALLS,
-    AnswerNow,
-    ToolError,
-    ToolPaused,
-    run_tool_loop,
-)
+from roles.toolloop import NO_MORE_CALLS, AnswerNow, run_tool_loop
 from roles.tools import Toolbox, ToolRecord, head_tail
+from roles.tools.errors import ToolError, ToolPaused
 
 STATUSES = ("completed", "uncertain", "failed")
 # The final answer, where an endpoint decodes replies against a schema.

@@ -27,7 +27,7 @@ from roles.agent_validator import Validation, failed_outcome
 from roles.contracts import CorrectionSignal, ExecutionResult, GapPoint, SubTaskOutcome
 from roles.executor import Execution
 from roles.llm.client import LLMCancelled
-from roles.toolloop import ToolPaused
+from roles.tools.errors import ToolPaused
 
 ExecuteFn = Callable[[CorrectionSignal | None, int], Execution]
 ValidateFn = Callable[[ExecutionResult, int, list[GapPoint]], Validation]

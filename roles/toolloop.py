@@ -18,10 +18,11 @@ loop as the final content. A bad tool call (invalid argument JSON, an unknown
 tool, a ``ToolError`` from the tool) goes back to the model as a tool error and
 never crashes the loop.
 
-A tool whose call waits on the operator raises ToolPaused: the loop puts its
-state (plain data) in ``paused.state["loop"]`` and lets it through; the caller
-parks it and later passes it back as ``resume``, and the loop carries on with
-that call, which the tool now answers.
+The tools raise ToolError and ToolPaused (``roles.tools.errors``); the loop
+catches them. A tool whose call waits on the operator raises ToolPaused: the
+loop puts its state (plain data) in ``paused.state["loop"]`` and lets it
+through; the caller parks it and later passes it back as ``resume``, and the
+loop carries on with that call, which the tool now answers.
 
 A tool wrapper that sees no progress (the executor's repeat rule) raises
 AnswerNow: its message is that call's result, and from then on the loop runs no
@@ -42,13 +43,12 @@ from roles.toolloop_turns import (
     tool_choice_schema,
     with_protocol_prompt,
 )
+from roles.tools.errors import ToolError, ToolPaused
 
 __all__ = [
     "AnswerNow",
     "ToolCallRecord",
-    "ToolError",
     "ToolLoopResult",
-    "ToolPaused",
     "run_tool_loop",
     "tool_choice_schema",
 ]
@@ -59,10 +59,6 @@ CallTool = Callable[[str, Mapping[str, Any]], str]
 Review = Callable[[str, Sequence["ToolCallRecord"], int], str | None]
 
 
-class ToolError(Exception):
-    """Raised by a tool to report a failure the model should see and handle."""
-
-
 class AnswerNow(Exception):  # noqa: N818 — an instruction, not an error
     """Raised by a tool wrapper to end the calls: the model must answer now."""
 
@@ -71,21 +67,6 @@ NO_MORE_CALLS = (
     "no more tool calls in this attempt: give your final JSON answer now from "
     "the tool results above"
 )
-
-
-class ToolPaused(Exception):  # noqa: N818 — a pause, not an error
-    """Raised by a tool whose call waits on the operator's decision.
-
-    ``pending`` is the tool layer's call as plain data; each layer the pause
-    crosses puts what it needs to resume in ``state`` (by layer name), and the
-    model usage spent so far in ``usage``.
-    """
-
-    def __init__(self, pending: dict | None = None):
-        super().__init__("the call waits on the operator's decision")
-        self.pending = pending
-        self.state: dict[str, Any] = {}
-        self.usage: Usage | None = None
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,9 @@ from artoo_web.models import (
 from roles import agent_validator, executor
 from roles.contracts import SubTask
 from roles.fastloop import run_fast_loop
-from roles.toolloop import ToolPaused
-from roles.tools import ApprovalAsk, Toolbox, ToolRecord
+from roles.tools import ApprovalAsk, Toolbox, ToolboxConfig, ToolRecord
 from roles.tools.effect_pending import discard, pending_call
+from roles.tools.errors import ToolPaused
 from roles.tools.own_files import Made, merge
 
 log = logging.getLogger(__name__)
@@ -227,18 +227,23 @@ def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbo
     pending, approved = parked.get("pending"), bool(parked.get("approved"))
     toolbox = Toolbox(
         workspace,
-        allowed_paths=[*settings.ARTOO_ALLOWED_PATHS, *([shared] if shared else [])],
-        blocked_tools=blocked_tools,
-        unavailable_tools=runtime.unavailable_tools(),
-        blocked_targets=blocked_targets,
+        ToolboxConfig(
+            allowed_paths=[
+                *settings.ARTOO_ALLOWED_PATHS,
+                *([shared] if shared else []),
+            ],
+            blocked_tools=blocked_tools,
+            unavailable_tools=runtime.unavailable_tools(),
+            blocked_targets=blocked_targets,
+            shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
+            sandbox_error=sandbox_error,
+            hidden_paths=runtime.hidden_paths(),
+            fetch_local=settings.ARTOO_SANDBOX_NETWORK == "host",
+        ),
         approve=Operator(pending, approved),
         cancelled=cancelled,
-        shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
         sandbox=sandbox,
-        sandbox_error=sandbox_error,
-        hidden_paths=runtime.hidden_paths(),
         memory_rules=state.memory_rules(),
-        fetch_local=settings.ARTOO_SANDBOX_NETWORK == "host",
     )
     toolbox.evidence = list(parked.get("evidence", []))
     toolbox.records = [ToolRecord(**r) for r in parked.get("records", [])]

@@ -25,7 +25,8 @@ from roles.llm.client import LLMClient, LLMError, Usage
 from roles.llm.jsonparse import JSONExtractError, parse_as
 from roles.llm.schemas import reply_schema
 from roles.research import ResearchTools
-from roles.toolloop import ToolCallRecord, ToolError, run_tool_loop
+from roles.toolloop import ToolCallRecord, run_tool_loop
+from roles.tools.errors import ToolError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Messages = list[dict[str, Any]]

@@ -22,7 +22,8 @@ from roles.research.answer import (
 )
 from roles.research.index import RepoIndex
 from roles.research.toolbox import ResearchToolbox
-from roles.toolloop import ToolError, run_tool_loop
+from roles.toolloop import run_tool_loop
+from roles.tools.errors import ToolError
 
 QUERY_CHARS = 1000
 FINAL_SCHEMA = {

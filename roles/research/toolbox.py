@@ -17,8 +17,8 @@ from typing import Any
 
 from roles.llm.client import ToolSpec
 from roles.research.index import RepoIndex
-from roles.toolloop import ToolError
 from roles.tools import files
+from roles.tools.errors import ToolError
 from roles.tools.records import head_tail
 
 SEARCH_HITS = 10

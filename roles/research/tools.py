@@ -21,7 +21,7 @@ from roles.llm.client import LLMClient, ToolSpec, Usage
 from roles.research.agents import KINDS, QUERY_CHARS, research
 from roles.research.answer import ResearchAnswer
 from roles.research.index import RepoIndex
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 
 
 def _spec(name: str, description: str) -> ToolSpec:

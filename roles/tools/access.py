@@ -25,7 +25,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 
 READ, WRITE, SEARCH = 4, 2, 1
 # What each tool needs of the path itself (the directories above need SEARCH).

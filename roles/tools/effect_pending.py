@@ -26,8 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from roles.toolloop import ToolError
 from roles.tools.effect import Change, Effect
+from roles.tools.errors import ToolError
 from roles.tools.sandbox import SandboxRun, remove_tree
 
 EFFECT_VERSION = 2

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 
 SLIRP = "slirp4netns"
 READY_TIMEOUT_S = 10.0

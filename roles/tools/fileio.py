@@ -16,8 +16,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from roles.toolloop import ToolError
 from roles.tools.beneath import NotBeneath, Root, as_owner
+from roles.tools.errors import ToolError
 
 READ_LIMIT = 200_000
 

@@ -14,8 +14,8 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from roles.toolloop import ToolError
 from roles.tools.access import OPEN, READ, SEARCH, Access
+from roles.tools.errors import ToolError
 from roles.tools.fileio import READ_LIMIT, read_text, write_text
 from roles.tools.holding import SCAN_LIMIT, is_hidden, lines_holding, shown
 

@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from roles.toolloop import ToolError
 from roles.tools import files, shell_hints
 from roles.tools.access import READ, SEARCH, WRITE, Access
+from roles.tools.errors import ToolError
 
 # A path in a shell error line: "wc: /srv/x/a.csv: Permission denied",
 # "find: ‘/srv/x’: Permission denied", "bash: line 1: x/a.csv: Permission denied".

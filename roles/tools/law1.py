@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roles.safety import check_shell, check_write
-from roles.toolloop import ToolError, ToolPaused
 from roles.tools.effect import EffectConflict, apply_effect
 from roles.tools.effect_pending import pending_call, pending_effect, sandbox_run
+from roles.tools.errors import ToolError, ToolPaused
 from roles.tools.own_files import Made
 from roles.tools.sandbox import SandboxRun
 from roles.tools.shell import parse_shell_output

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from roles.memory_rules import MemoryRules, pair_of
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 from roles.tools.law1 import ApprovalAsk
 
 

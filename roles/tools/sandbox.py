@@ -34,10 +34,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from roles.toolloop import ToolError
 from roles.tools.diskquota import Quota, free_refusal, judge
 from roles.tools.effect import Effect, Layer, compute_effect
 from roles.tools.egress import egress_namespace
+from roles.tools.errors import ToolError
 from roles.tools.quotawatch import Watchdog
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX, find_init, init_args
 from roles.tools.sandbox_policy import (  # noqa: F401 (re-exported)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import uuid
 
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 from roles.tools.sandbox import (
     Sandbox,
     SandboxError,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 
 # bash's flags: a variable that was never set is an error, then the command.
 BASH_FLAGS = ("-u", "-c")

@@ -11,7 +11,7 @@ from typing import Any
 
 from roles.llm.client import ToolSpec
 from roles.toolclass import SHELL, blocked_program, other_ways
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 
 TARGET_KEYS = ("query", "command", "path", "url")
 

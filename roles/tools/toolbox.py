@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import subprocess
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from roles.claims.evidence import format_evidence
 from roles.llm.client import ToolSpec
-from roles.toolloop import ToolError, ToolPaused
 from roles.tools import files, web
 from roles.tools.access import for_policy
+from roles.tools.errors import ToolError, ToolPaused
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.leftovers import Spoiled
@@ -45,6 +45,7 @@ from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
 from roles.tools.sandbox import Sandbox
 from roles.tools.shell import kill_group, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
+from roles.tools.toolbox_config import ToolboxConfig
 
 __all__ = [
     "ApprovalAsk",
@@ -52,18 +53,9 @@ __all__ = [
     "TOOL_SPECS",
     "ToolRecord",
     "Toolbox",
+    "ToolboxConfig",
     "head_tail",
 ]
-
-
-@dataclass
-class _Limits:
-    shell_timeout_s: float = 30
-    output_cap: int = 1_000_000
-    http_timeout_s: float = 15
-    fetch_max_bytes: int = 2_000_000
-    read_max_bytes: int = files.READ_LIMIT
-    kill_grace_s: float = 2.0
 
 
 @dataclass
@@ -74,59 +66,37 @@ class _Running:
 
 
 class Toolbox:
-    """Run the executor's tools for one subtask, recording evidence."""
+    """Run the executor's tools for one subtask, recording evidence.
+
+    ``config`` holds the settings (``roles.tools.toolbox_config``); ``approve``
+    is the operator Law 1 asks, ``cancelled`` says the run was stopped.
+    """
 
     def __init__(
         self,
         workspace: Path,
+        config: ToolboxConfig = ToolboxConfig(),  # noqa: B008 — frozen, shared safely
         *,
-        allowed_paths: Sequence[Path] = (),
-        blocked_tools: Iterable[str] = (),
-        blocked_targets: Iterable[str] = (),
-        unavailable_tools: Iterable[str] = (),
         approve: Callable[[ApprovalAsk], bool] = lambda ask: False,
         cancelled: Callable[[], bool] = lambda: False,
-        shell_timeout_s: float = 30,
-        output_cap: int = 1_000_000,
-        http_timeout_s: float = 15,
-        serper_api_key: str = "",
-        fetch_max_bytes: int = 2_000_000,
-        fetch_local: bool = False,
-        search_url: str = web.DDG_URL,
-        serper_url: str = web.SERPER_URL,
-        kill_grace_s: float = 2.0,
         sandbox: Sandbox | None = None,
-        sandbox_error: str = "",
-        hidden_paths: Sequence[Path] = (),
         memory_rules: MemoryRules | None = None,
     ):
         self.workspace = Path(workspace).expanduser().resolve()
         if not self.workspace.is_dir():
             raise ValueError(f"workspace {self.workspace} is not a directory")
-        extra = tuple(Path(p).expanduser().resolve() for p in allowed_paths)
+        self.config = config
+        extra = tuple(p.expanduser().resolve() for p in config.allowed_paths)
         self.roots = (self.workspace, *extra)
-        self.hidden = tuple(Path(p).resolve() for p in hidden_paths)
+        self.hidden = tuple(p.resolve() for p in config.hidden_paths)
         self.sandbox = sandbox
-        self.sandbox_error = sandbox_error
-        self.blocked_tools = frozenset(blocked_tools)
-        # Tools this server cannot offer (no network): not offered, not GGS's.
-        self.unavailable_tools = frozenset(unavailable_tools)
-        self.blocked_targets = frozenset(t.strip() for t in blocked_targets if t)
+        self.blocked_tools = config.blocked_tools
         self.approve = approve
         self.cancelled = cancelled
-        self.serper_api_key = serper_api_key
-        self.search_url, self.serper_url = search_url, serper_url
         # One switch lets a run reach this machine's services: the sandbox's
         # network mode "host" opens them to fetch_url as well as to commands.
-        self.fetch_local = fetch_local or bool(
+        self.fetch_local = config.fetch_local or bool(
             sandbox and sandbox.policy.network == "host"
-        )
-        self.limits = _Limits(
-            shell_timeout_s,
-            output_cap,
-            http_timeout_s,
-            fetch_max_bytes,
-            kill_grace_s=kill_grace_s,
         )
         # The file tools run in the worker: they get the sandbox uid's rights.
         self.files = FileTools(
@@ -157,7 +127,7 @@ class Toolbox:
 
     def specs(self) -> list[ToolSpec]:
         """Return the spec of every tool that is neither blocked nor unavailable."""
-        off = self.blocked_tools | self.unavailable_tools
+        off = self.blocked_tools | self.config.unavailable_tools
         return [s for n, s in TOOL_SPECS.items() if n not in off]
 
     def call(self, name: str, args: Mapping[str, Any]) -> str:
@@ -166,10 +136,10 @@ class Toolbox:
         if self._settled and self._settled[0]["args"] == args and name == "shell":
             return self._settled_call(name, args)
         try:
-            if name in self.unavailable_tools:
+            if name in self.config.unavailable_tools:
                 raise ToolError(f"tool {name!r} is not available on this server")
             try:
-                refuse(name, args, self.blocked_tools, self.blocked_targets)
+                refuse(name, args, self.blocked_tools, self.config.blocked_targets)
             except ToolError as err:
                 raise ToolError(f"{err}{self.files.elsewhere(name, args)}") from None
             self.memory.check(name, args)
@@ -178,7 +148,7 @@ class Toolbox:
                 spoiled = self.spoiled.refused_read(self.files.path(args["path"]))
                 if spoiled:
                     raise ToolError(spoiled)
-            if name == "shell" and (self.sandbox or self.sandbox_error):
+            if name == "shell" and (self.sandbox or self.config.sandbox_error):
                 output = self._sandboxed_shell(args)
             else:
                 output = self._law1.gate(name, args)
@@ -219,27 +189,27 @@ class Toolbox:
         return self._running.killed or bool(self.cancelled())
 
     def _run(self, name: str, args: dict) -> str:
-        limits = self.limits
+        config = self.config
         if name == "shell":
             return self._shell(args["command"])
         if name == "glob":
             return self.files.glob(args)
         if name == "read_file":
-            return self.files.read(args, limits.read_max_bytes)
+            return self.files.read(args, config.read_max_bytes)
         if name == "write_file":
             return self._write(self.files.path(args["path"]), args["content"])
         if name == "search":
             return web.search(
                 args["query"],
-                timeout_s=limits.http_timeout_s,
-                serper_api_key=self.serper_api_key,
-                ddg_url=self.search_url,
-                serper_url=self.serper_url,
+                timeout_s=config.http_timeout_s,
+                serper_api_key=config.serper_api_key,
+                ddg_url=config.search_url,
+                serper_url=config.serper_url,
             )
         return web.fetch_url(
             args["url"],
-            timeout_s=limits.http_timeout_s,
-            max_bytes=limits.fetch_max_bytes,
+            timeout_s=config.http_timeout_s,
+            max_bytes=config.fetch_max_bytes,
             local_ok=self.fetch_local,
         )
 
@@ -249,11 +219,11 @@ class Toolbox:
         output = run_shell(
             command,
             cwd=self.workspace,
-            timeout_s=self.limits.shell_timeout_s,
-            output_cap=self.limits.output_cap,
+            timeout_s=self.config.shell_timeout_s,
+            output_cap=self.config.output_cap,
             cancelled=self.is_cancelled,
             track=self._track,
-            kill_grace_s=self.limits.kill_grace_s,
+            kill_grace_s=self.config.kill_grace_s,
         )
         if self._running.killed:
             raise ToolError("command cancelled; its process group was killed")
@@ -272,20 +242,20 @@ class Toolbox:
         if self.sandbox is None:
             raise ToolError(
                 f"shell commands are refused: the sandbox does not work here "
-                f"({self.sandbox_error}); an operator may set ARTOO_SANDBOX=off "
+                f"({self.config.sandbox_error}); an operator may set ARTOO_SANDBOX=off "
                 "to run them unconfined for a single trusted user"
             )
         if self.is_cancelled():
             raise ToolError("cancelled: the run was stopped, no command runs")
         command = args["command"]
-        limits = self.limits
+        config = self.config
         done = self.sandbox.run(
             command,
-            timeout_s=limits.shell_timeout_s,
-            output_cap=limits.output_cap,
+            timeout_s=config.shell_timeout_s,
+            output_cap=config.output_cap,
             cancelled=self.is_cancelled,
             track=self._track,
-            kill_grace_s=limits.kill_grace_s,
+            kill_grace_s=config.kill_grace_s,
         )
         try:
             if self._running.killed:

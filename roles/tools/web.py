@@ -18,8 +18,8 @@ import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
 
-from roles.toolloop import ToolError
 from roles.tools import fetch_guard
+from roles.tools.errors import ToolError
 
 DDG_URL = "https://html.duckduckgo.com/html/"
 SERPER_URL = "https://google.serper.dev/search"

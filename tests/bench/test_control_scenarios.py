@@ -30,7 +30,7 @@ from devtools.tasks import (
 from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import invented_facts
 from roles.contracts import ExecutionResult, SubTask
-from roles.tools import Toolbox
+from roles.tools import Toolbox, ToolboxConfig
 from roles.tools.sandbox import Sandbox, SandboxPolicy, remove_tree
 from roles.tools.shell import parse_shell_output
 
@@ -87,10 +87,9 @@ def as_sandbox(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
     sandbox = Sandbox(policy, run_key="bench", workspace=workspace, writable=[root])
     toolbox = Toolbox(
         workspace,
-        allowed_paths=[root],
+        ToolboxConfig(allowed_paths=[root], shell_timeout_s=30),
         sandbox=sandbox,
         approve=lambda ask: False,
-        shell_timeout_s=30,
     )
     line = f"cd {shlex.quote(str(cwd))} && {shlex.join(command)}"
     code, text = parse_shell_output(toolbox.call("shell", {"command": line}))

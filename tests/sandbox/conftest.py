@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from roles.tools import Toolbox
+from roles.tools import Toolbox, ToolboxConfig
 from roles.tools.sandbox import NOBODY, Limits, Sandbox, SandboxPolicy, remove_tree
 from tests.unit.test_tools_toolbox import Operator  # noqa: F401 (shared)
 
@@ -40,11 +40,10 @@ def workspace(base) -> Path:
     return path
 
 
-def make_toolbox(policy, workspace: Path, operator, **kwargs) -> Toolbox:
+def make_toolbox(policy, workspace: Path, operator, **settings) -> Toolbox:
     sandbox = Sandbox(policy, run_key=workspace.name, workspace=workspace)
-    return Toolbox(
-        workspace, sandbox=sandbox, approve=operator, shell_timeout_s=20, **kwargs
-    )
+    config = ToolboxConfig(**{"shell_timeout_s": 20, **settings})
+    return Toolbox(workspace, config, sandbox=sandbox, approve=operator)
 
 
 def prepare(workspace: Path, uid: int = NOBODY) -> None:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from roles.toolloop import ToolError, ToolPaused
-from roles.tools import Toolbox, files
+from roles.tools import Toolbox, ToolboxConfig, files
 from roles.tools.effect import EffectConflict, apply_effect
 from roles.tools.effect_pending import effect_from_data, effect_to_data
+from roles.tools.errors import ToolError, ToolPaused
 from roles.tools.own_files import Made, merge
 from roles.tools.sandbox import NOBODY, Sandbox
 from roles.tools.shell import parse_shell_output
@@ -230,10 +230,9 @@ def test_applying_where_the_owner_may_not_write_fails_and_applies_nothing(
     )
     toolbox = Toolbox(
         workspace,
-        allowed_paths=[allowed],
+        ToolboxConfig(allowed_paths=[allowed], shell_timeout_s=20),
         sandbox=sandbox,
         approve=Operator(False),
-        shell_timeout_s=20,
     )
     command = f"echo a > {allowed}/top.txt && echo b > {allowed}/sub/in.txt"
     done = run(toolbox, command)

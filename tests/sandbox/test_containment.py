@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from roles import recoverable
-from roles.toolloop import ToolError
-from roles.tools import Toolbox
+from roles.tools import Toolbox, ToolboxConfig
+from roles.tools.errors import ToolError
 from roles.tools.sandbox import Limits
 from roles.tools.sandbox_check import self_check
 from roles.tools.shell import parse_shell_output
@@ -240,8 +240,7 @@ def test_processes_started_by_a_command_die_with_it(policy, workspace, command):
 
 
 def test_timeout_kills_the_whole_sandbox(policy, workspace):
-    toolbox = make_toolbox(policy, workspace, Operator(False))
-    toolbox.limits.shell_timeout_s = 1
+    toolbox = make_toolbox(policy, workspace, Operator(False), shell_timeout_s=1)
     with pytest.raises(ToolError, match="timed out"):
         toolbox.call("shell", {"command": "setsid sleep 100008 & sleep 100009"})
     assert wait_until(lambda: not living("sleep 10000"), timeout=10)
@@ -249,8 +248,7 @@ def test_timeout_kills_the_whole_sandbox(policy, workspace):
 
 def test_fork_bomb_is_contained(policy, workspace):
     small = replace(policy, limits=Limits(cpu_s=10, processes=64))
-    toolbox = make_toolbox(small, workspace, Operator(False))
-    toolbox.limits.shell_timeout_s = 3
+    toolbox = make_toolbox(small, workspace, Operator(False), shell_timeout_s=3)
     try:
         toolbox.call("shell", {"command": "bomb() { bomb | bomb & }; bomb"})
     except ToolError:
@@ -339,7 +337,9 @@ def test_a_file_changed_while_waiting_is_not_overwritten(policy, workspace):
 
 
 def test_shell_is_refused_when_the_sandbox_does_not_work(workspace):
-    toolbox = Toolbox(workspace, sandbox_error="user namespaces are disabled")
+    toolbox = Toolbox(
+        workspace, ToolboxConfig(sandbox_error="user namespaces are disabled")
+    )
     with pytest.raises(ToolError, match="ARTOO_SANDBOX=off"):
         toolbox.call("shell", {"command": "echo hi"})
 

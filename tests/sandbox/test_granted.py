@@ -16,7 +16,7 @@ import stat
 
 import pytest
 
-from roles.tools import Toolbox
+from roles.tools import Toolbox, ToolboxConfig
 from roles.tools.sandbox import NOBODY, Sandbox
 from roles.tools.shell import parse_shell_output
 from tests.sandbox.conftest import Operator
@@ -32,10 +32,9 @@ def granted_toolbox(policy, workspace, allowed, operator) -> Toolbox:
     )
     return Toolbox(
         workspace,
-        allowed_paths=[allowed],
+        ToolboxConfig(allowed_paths=[allowed], shell_timeout_s=20),
         sandbox=sandbox,
         approve=operator,
-        shell_timeout_s=20,
     )
 
 

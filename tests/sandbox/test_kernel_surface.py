@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 from roles.tools.sandbox_check import self_check
 from roles.tools.sandbox_init import ERROR_EXIT, ERROR_PREFIX
 from roles.tools.shell import parse_shell_output

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from roles.toolloop import ToolError, ToolPaused
+from roles.tools.errors import ToolError, ToolPaused
 from tests.sandbox.conftest import make_toolbox, prepare, snapshot
 from tests.unit.test_tools_toolbox import Operator
 

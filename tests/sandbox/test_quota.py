@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from roles.toolloop import ToolError
 from roles.tools.diskquota import BUDGET_FILE, MB, run_used
+from roles.tools.errors import ToolError
 from roles.tools.sandbox import Limits
 from roles.tools.shell import parse_shell_output
 from tests.conftest import wait_until

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from roles.claims.evidence import parse_evidence
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 from tests.sandbox.conftest import have, make_toolbox, prepare
 from tests.unit.test_tools_toolbox import Operator
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from roles.toolloop import ToolPaused
+from roles.tools.errors import ToolPaused
 from tests.unit.test_fastloop import Script, run
 
 

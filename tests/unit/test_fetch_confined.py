@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from roles.tools import Toolbox, ToolError, fetch_guard
+from roles.tools import Toolbox, ToolboxConfig, ToolError, fetch_guard
 from roles.tools.sandbox import Sandbox, SandboxPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,8 +142,9 @@ def resolve(monkeypatch, name: str, *answers: str) -> list[str]:
     return asked
 
 
-def fetch(tmp_path, url: str, **kwargs) -> str:
-    return Toolbox(tmp_path, http_timeout_s=2, **kwargs).call("fetch_url", {"url": url})
+def fetch(tmp_path, url: str, **settings) -> str:
+    config = ToolboxConfig(http_timeout_s=2, **settings)
+    return Toolbox(tmp_path, config).call("fetch_url", {"url": url})
 
 
 def test_a_loopback_server_is_not_contacted_and_the_refusal_says_why(

@@ -7,7 +7,7 @@ import pytest
 from roles.claims.evidence import format_evidence
 from roles.contracts import CriterionVerdict, ReplanRequest, SubTaskOutcome
 from roles.ggs.solver import GGSState, step
-from roles.tools import Toolbox, ToolError
+from roles.tools import Toolbox, ToolboxConfig, ToolError
 
 
 def shell(command: str, output: str) -> str:
@@ -58,7 +58,7 @@ def test_the_successful_ls_of_a_failing_subtask_stays_usable_next_round(tmp_path
 
     assert directive.directive == "change_path"
     assert directive.blocked_targets == ["cat missing.txt"]
-    second = Toolbox(tmp_path, blocked_targets=directive.blocked_targets)
+    second = Toolbox(tmp_path, ToolboxConfig(blocked_targets=directive.blocked_targets))
     assert "notes.txt" in second.call("shell", {"command": "ls"})
     with pytest.raises(ToolError, match="blocked by GGS: command 'cat missing.txt'"):
         second.call("shell", {"command": "cat missing.txt"})

@@ -12,7 +12,8 @@ from roles.projects.research import (
     with_findings,
     with_research_note,
 )
-from roles.toolloop import ToolCallRecord, ToolError
+from roles.toolloop import ToolCallRecord
+from roles.tools.errors import ToolError
 
 MESSAGES = [
     {"role": "system", "content": "## ROLE\nYou are the ScopeAgent."},

@@ -9,7 +9,8 @@ import pytest
 from roles.research import RepoIndex, research_tools
 from roles.research.answer import Citation, citations, judge_reply, parse_reply
 from roles.research.toolbox import ResearchToolbox
-from roles.toolloop import ToolCallRecord, ToolError
+from roles.toolloop import ToolCallRecord
+from roles.tools.errors import ToolError
 
 CONFIG = "".join(f"# line {n}\n" for n in range(1, 30)) + "TIMEOUT_S = 45\n"
 

@@ -8,7 +8,7 @@ import pytest
 
 from roles.research import RepoIndex, UpdateStats
 from roles.research.toolbox import ResearchToolbox
-from roles.toolloop import ToolError
+from roles.tools.errors import ToolError
 from roles.tools.files import READ_LIMIT
 
 SKU = "def normalize_sku(raw):\n    return raw.strip().upper()\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from roles.toolloop import ToolError
 from roles.tools.access import OPEN, READ, SEARCH, WRITE, Access, for_policy
+from roles.tools.errors import ToolError
 from roles.tools.sandbox import NOBODY, SandboxPolicy
 
 # A uid that owns nothing here: only the "other" bits speak for it.

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from roles.tools import Toolbox, ToolError
+from roles.tools import Toolbox, ToolboxConfig, ToolError
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_allowed_paths_extend_the_confinement(workspace, tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "data.csv").write_text("a,b")
-    toolbox = Toolbox(workspace, allowed_paths=[shared])
+    toolbox = Toolbox(workspace, ToolboxConfig(allowed_paths=[shared]))
     assert toolbox.call("read_file", {"path": str(shared / "data.csv")}) == "a,b"
 
 
@@ -84,8 +84,8 @@ def test_read_file_refuses_binary_files(toolbox, workspace):
         toolbox.call("read_file", {"path": "blob.bin"})
 
 
-def test_read_file_caps_large_files(toolbox, workspace):
-    toolbox.limits.read_max_bytes = 1000
+def test_read_file_caps_large_files(workspace):
+    toolbox = Toolbox(workspace, ToolboxConfig(read_max_bytes=1000))
     (workspace / "big.txt").write_text("x" * 5000)
     toolbox.call("read_file", {"path": "big.txt"})
     full = toolbox.records[-1].output

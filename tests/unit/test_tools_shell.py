@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roles.tools import Toolbox, ToolError, parse_shell_output
+from roles.tools import Toolbox, ToolboxConfig, ToolError, parse_shell_output
 from roles.tools.shell import run_shell
 from tests.conftest import wait_until
 
@@ -37,7 +37,7 @@ def wait_for_file(path: Path, wait_s: float = 10.0) -> str:
 
 @pytest.fixture
 def toolbox(tmp_path):
-    return Toolbox(tmp_path, shell_timeout_s=5, kill_grace_s=0.2)
+    return Toolbox(tmp_path, ToolboxConfig(shell_timeout_s=5, kill_grace_s=0.2))
 
 
 def test_shell_result_starts_with_the_exit_code_line(toolbox):
@@ -69,7 +69,7 @@ def test_shell_runs_in_its_own_process_group(toolbox):
 
 
 def test_timeout_kills_the_whole_group_and_says_so(tmp_path):
-    toolbox = Toolbox(tmp_path, shell_timeout_s=0.5, kill_grace_s=0.2)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(shell_timeout_s=0.5, kill_grace_s=0.2))
     with pytest.raises(ToolError, match="timed out after 0.5 s"):
         toolbox.call("shell", {"command": "sleep 60 & echo $! > child; wait"})
     assert is_dead(int((tmp_path / "child").read_text()))
@@ -77,7 +77,7 @@ def test_timeout_kills_the_whole_group_and_says_so(tmp_path):
 
 
 def test_a_command_that_ignores_sigterm_still_dies(tmp_path):
-    toolbox = Toolbox(tmp_path, shell_timeout_s=0.5, kill_grace_s=0.2)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(shell_timeout_s=0.5, kill_grace_s=0.2))
     command = "trap '' TERM; echo $$ > pid; while true; do sleep 0.05; done"
     with pytest.raises(ToolError, match="timed out"):
         toolbox.call("shell", {"command": command})
@@ -86,7 +86,7 @@ def test_a_command_that_ignores_sigterm_still_dies(tmp_path):
 
 def test_cancel_while_running_kills_the_group(tmp_path):
     stop = threading.Event()
-    toolbox = Toolbox(tmp_path, cancelled=stop.is_set, kill_grace_s=0.2)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(kill_grace_s=0.2), cancelled=stop.is_set)
     pid_file = tmp_path / "pid"
     threading.Thread(
         target=lambda: (wait_for_file(pid_file), stop.set()), daemon=True
@@ -97,7 +97,7 @@ def test_cancel_while_running_kills_the_group(tmp_path):
 
 
 def test_kill_stops_a_running_command_and_refuses_new_ones(tmp_path):
-    toolbox = Toolbox(tmp_path, shell_timeout_s=60)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(shell_timeout_s=60))
     pid_file = tmp_path / "pid"
     killer = threading.Thread(
         target=lambda: (wait_for_file(pid_file), toolbox.kill()), daemon=True
@@ -114,7 +114,7 @@ def test_kill_stops_a_running_command_and_refuses_new_ones(tmp_path):
 
 
 def test_huge_output_is_capped_and_the_model_sees_head_and_tail(tmp_path):
-    toolbox = Toolbox(tmp_path, output_cap=90_000)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(output_cap=90_000))
     command = "head -c 5000000 /dev/zero | tr '\\0' y; echo; echo THE-END"
     shown = toolbox.call("shell", {"command": command})
     full = toolbox.records[-1].output

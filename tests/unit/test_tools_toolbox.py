@@ -8,7 +8,7 @@ import pytest
 
 from roles.claims.evidence import parse_evidence
 from roles.recoverable import namesakes
-from roles.tools import ApprovalAsk, Toolbox, ToolError, head_tail
+from roles.tools import ApprovalAsk, Toolbox, ToolboxConfig, ToolError, head_tail
 
 
 class Operator:
@@ -38,7 +38,7 @@ def test_specs_list_every_tool_with_a_json_schema(tmp_path):
 
 
 def test_a_blocked_tool_is_removed_from_specs_and_refused(tmp_path):
-    toolbox = Toolbox(tmp_path, blocked_tools=["shell"])
+    toolbox = Toolbox(tmp_path, ToolboxConfig(blocked_tools=["shell"]))
     assert "shell" not in [s.name for s in toolbox.specs()]
     with pytest.raises(
         ToolError, match="blocked by GGS: tool 'shell'.*another approach"
@@ -48,7 +48,7 @@ def test_a_blocked_tool_is_removed_from_specs_and_refused(tmp_path):
 
 
 def test_a_blocked_program_is_refused_while_the_shell_stays(tmp_path):
-    toolbox = Toolbox(tmp_path, blocked_tools=["shell:wc"])
+    toolbox = Toolbox(tmp_path, ToolboxConfig(blocked_tools=["shell:wc"]))
     assert "shell" in [s.name for s in toolbox.specs()]
     with pytest.raises(
         ToolError, match="the program 'wc' was used in a subtask that failed"
@@ -65,7 +65,9 @@ def test_a_blocked_program_is_refused_while_the_shell_stays(tmp_path):
 
 
 def test_a_blocked_target_is_refused_naming_the_target(tmp_path):
-    toolbox = Toolbox(tmp_path, blocked_targets=["touch ran", "notes.txt"])
+    toolbox = Toolbox(
+        tmp_path, ToolboxConfig(blocked_targets=["touch ran", "notes.txt"])
+    )
     with pytest.raises(ToolError) as err:
         toolbox.call("shell", {"command": "touch ran"})
     assert str(err.value) == (
@@ -79,7 +81,7 @@ def test_a_blocked_target_is_refused_naming_the_target(tmp_path):
 
 
 def test_refused_calls_are_recorded_as_evidence(tmp_path):
-    toolbox = Toolbox(tmp_path, blocked_tools=["search"])
+    toolbox = Toolbox(tmp_path, ToolboxConfig(blocked_tools=["search"]))
     with pytest.raises(ToolError):
         toolbox.call("search", {"query": "weather"})
     call = parse_evidence(toolbox.evidence[0])
@@ -230,7 +232,9 @@ def test_a_missing_file_names_the_files_of_its_stem_with_another_extension(tmp_p
     )
     work = tmp_path / "work"
     work.mkdir()
-    hidden = Toolbox(work, allowed_paths=[tmp_path], hidden_paths=[tmp_path / "db"])
+    hidden = Toolbox(
+        work, ToolboxConfig(allowed_paths=[tmp_path], hidden_paths=[tmp_path / "db"])
+    )
     with pytest.raises(ToolError) as err:
         hidden.call("read_file", {"path": str(tmp_path / "config.yaml")})
     assert "config.yml" not in str(err.value) and "no file named" in str(err.value)
@@ -238,14 +242,14 @@ def test_a_missing_file_names_the_files_of_its_stem_with_another_extension(tmp_p
 
 def test_a_blocked_missing_file_is_refused_and_still_names_its_namesakes(tmp_path):
     missing = str(misplaced(tmp_path))
-    toolbox = Toolbox(tmp_path, blocked_targets=[missing])
+    toolbox = Toolbox(tmp_path, ToolboxConfig(blocked_targets=[missing]))
     with pytest.raises(ToolError) as err:
         toolbox.call("read_file", {"path": missing})
     assert str(err.value).startswith(f"blocked by GGS: path {missing!r}")
     assert str(err.value).endswith(
         "under " + f"{tmp_path}: conf/settings.ini, conf/deep/settings.ini"
     )
-    shown = Toolbox(tmp_path, blocked_targets=["conf/settings.ini"])
+    shown = Toolbox(tmp_path, ToolboxConfig(blocked_targets=["conf/settings.ini"]))
     with pytest.raises(ToolError) as err:
         shown.call("read_file", {"path": "conf/settings.ini"})
     assert "files named" not in str(err.value)
@@ -256,7 +260,9 @@ def test_namesakes_outside_the_roots_or_in_hidden_paths_are_never_named(tmp_path
     work.mkdir()
     (data / "x").mkdir(parents=True)
     (data / "x" / "secrets.env").write_text("KEY=1")
-    toolbox = Toolbox(work, allowed_paths=[tmp_path], hidden_paths=[data])
+    toolbox = Toolbox(
+        work, ToolboxConfig(allowed_paths=[tmp_path], hidden_paths=[data])
+    )
     with pytest.raises(ToolError) as err:
         toolbox.call("read_file", {"path": str(tmp_path / "secrets.env")})
     assert "data" not in str(err.value) and "no file named" in str(err.value)

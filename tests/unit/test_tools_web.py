@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from roles.claims.evidence import parse_evidence
-from roles.tools import Toolbox, ToolError
+from roles.tools import Toolbox, ToolboxConfig, ToolError
 from roles.tools.web import html_to_text
 
 DDG_PAGE = """<html><body>
@@ -97,7 +97,7 @@ def closed_port() -> str:
 
 
 def test_search_failure_says_search_unavailable_do_not_guess(tmp_path, closed_port):
-    toolbox = Toolbox(tmp_path, search_url=closed_port)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(search_url=closed_port))
     with pytest.raises(ToolError) as err:
         toolbox.call("search", {"query": "python"})
     assert str(err.value).startswith("search unavailable — do not guess")
@@ -110,12 +110,16 @@ def test_search_failure_says_search_unavailable_do_not_guess(tmp_path, closed_po
 def test_search_on_an_http_error_is_unavailable(tmp_path, site):
     server = site(b"busy", status=503)
     with pytest.raises(ToolError, match="search unavailable — do not guess .HTTP 503"):
-        Toolbox(tmp_path, search_url=server.url).call("search", {"query": "python"})
+        Toolbox(tmp_path, ToolboxConfig(search_url=server.url)).call(
+            "search", {"query": "python"}
+        )
 
 
 def test_search_parses_duckduckgo_results_and_skips_adverts(tmp_path, site):
     server = site(DDG_PAGE.encode())
-    text = Toolbox(tmp_path, search_url=server.url).call("search", {"query": "py docs"})
+    text = Toolbox(tmp_path, ToolboxConfig(search_url=server.url)).call(
+        "search", {"query": "py docs"}
+    )
     assert text == (
         "The Python docs\nOfficial & complete reference.\nhttps://docs.python.org/3/"
     )
@@ -125,13 +129,17 @@ def test_search_parses_duckduckgo_results_and_skips_adverts(tmp_path, site):
 def test_search_on_a_page_without_results_list_is_unavailable(tmp_path, site):
     server = site(b"<html>Please verify you are human</html>")
     with pytest.raises(ToolError, match="search unavailable"):
-        Toolbox(tmp_path, search_url=server.url).call("search", {"query": "x"})
+        Toolbox(tmp_path, ToolboxConfig(search_url=server.url)).call(
+            "search", {"query": "x"}
+        )
 
 
 def test_search_uses_serper_when_a_key_is_set(tmp_path, site):
     organic = [{"title": "T", "snippet": "S", "link": "https://t.example"}]
     server = site(json.dumps({"organic": organic}).encode(), ctype="application/json")
-    toolbox = Toolbox(tmp_path, serper_api_key="k-123", serper_url=server.url)
+    toolbox = Toolbox(
+        tmp_path, ToolboxConfig(serper_api_key="k-123", serper_url=server.url)
+    )
     assert toolbox.call("search", {"query": "q"}) == "T\nS\nhttps://t.example"
     method, _, headers, body = server.requests[0]
     assert method == "POST" and headers["X-Api-Key"] == "k-123"
@@ -144,21 +152,25 @@ def test_fetch_url_extracts_the_visible_text(tmp_path, site):
         b"<h1>Title</h1><p>First &amp; second</p><style>p{}</style></body></html>"
     )
     server = site(page)
-    text = Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
+    text = Toolbox(tmp_path, ToolboxConfig(fetch_local=True)).call(
+        "fetch_url", {"url": server.url}
+    )
     assert text == "Title\nFirst & second"
 
 
 def test_fetch_url_returns_plain_text_as_is(tmp_path, site):
     server = site(b"line one\nline two", ctype="text/plain")
     assert (
-        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
+        Toolbox(tmp_path, ToolboxConfig(fetch_local=True)).call(
+            "fetch_url", {"url": server.url}
+        )
         == "line one\nline two"
     )
 
 
 def test_fetch_url_caps_the_size(tmp_path, site):
     server = site(b"a" * 5000, ctype="text/plain")
-    toolbox = Toolbox(tmp_path, fetch_max_bytes=100, fetch_local=True)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(fetch_max_bytes=100, fetch_local=True))
     toolbox.call("fetch_url", {"url": server.url})
     assert toolbox.records[-1].output == "a" * 100 + "\n[page truncated at 100 bytes]"
 
@@ -170,12 +182,14 @@ def test_fetch_url_refuses_other_schemes(tmp_path):
 
 def test_fetch_url_on_a_closed_port_is_a_clear_failure(tmp_path, closed_port):
     with pytest.raises(ToolError, match="fetch failed for .*network error.*refused"):
-        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": closed_port})
+        Toolbox(tmp_path, ToolboxConfig(fetch_local=True)).call(
+            "fetch_url", {"url": closed_port}
+        )
 
 
 def test_fetch_url_times_out(tmp_path, site):
     server = site(b"late", ctype="text/plain", delay=2)
-    toolbox = Toolbox(tmp_path, http_timeout_s=0.2, fetch_local=True)
+    toolbox = Toolbox(tmp_path, ToolboxConfig(http_timeout_s=0.2, fetch_local=True))
     with pytest.raises(ToolError, match="timed out"):
         toolbox.call("fetch_url", {"url": server.url})
 
@@ -183,13 +197,17 @@ def test_fetch_url_times_out(tmp_path, site):
 def test_fetch_url_refuses_binary_content(tmp_path, site):
     server = site(b"\x89PNG", ctype="image/png")
     with pytest.raises(ToolError, match="is image/png"):
-        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
+        Toolbox(tmp_path, ToolboxConfig(fetch_local=True)).call(
+            "fetch_url", {"url": server.url}
+        )
 
 
 def test_fetch_url_reports_http_errors(tmp_path, site):
     server = site(b"gone", ctype="text/plain", status=404)
     with pytest.raises(ToolError, match="HTTP 404"):
-        Toolbox(tmp_path, fetch_local=True).call("fetch_url", {"url": server.url})
+        Toolbox(tmp_path, ToolboxConfig(fetch_local=True)).call(
+            "fetch_url", {"url": server.url}
+        )
 
 
 def test_html_to_text_keeps_blocks_on_their_own_lines():

@@ -8,7 +8,8 @@ import pytest
 
 from roles.llm.client import LLMCancelled, ToolSpec, client_for
 from roles.llm.jsonparse import extract_json
-from roles.toolloop import ToolError, run_tool_loop
+from roles.toolloop import run_tool_loop
+from roles.tools.errors import ToolError
 from tests.llm_server import ToolCallSpec
 
 SHELL = ToolSpec(

@@ -9,8 +9,8 @@ import pytest
 from roles.contracts import CorrectionSignal, Criterion, SubTask
 from roles.executor import execute, parse_final
 from roles.llm.client import LLMCancelled, client_for
-from roles.toolloop import ToolError
-from roles.tools import Toolbox
+from roles.tools import Toolbox, ToolboxConfig
+from roles.tools.errors import ToolError
 from tests.llm_server import ScriptedLLMServer, Step, ToolCallSpec
 
 SUBTASK = SubTask(
@@ -76,7 +76,11 @@ def test_tool_calls_become_canonical_evidence_and_the_final_json_the_result(
 
 def test_the_prompt_carries_the_subtask_workspace_and_tools(llm_server, workspace):
     llm_server.reply("R3", FINAL)
-    run(llm_server, workspace, toolbox=Toolbox(workspace, blocked_tools=["search"]))
+    run(
+        llm_server,
+        workspace,
+        toolbox=Toolbox(workspace, ToolboxConfig(blocked_tools=["search"])),
+    )
     request = llm_server.requests[0]
     system, user = request.messages[0]["content"], request.messages[1]["content"]
     assert str(workspace.resolve()) in system
@@ -419,8 +423,9 @@ def test_a_tool_the_server_cannot_offer_is_not_offered_nor_called_blocked_by_ggs
     llm_server.reply("R3", FINAL)
     toolbox = Toolbox(
         workspace,
-        blocked_tools=["shell:awk"],
-        unavailable_tools=["search", "fetch_url"],
+        ToolboxConfig(
+            blocked_tools=["shell:awk"], unavailable_tools=["search", "fetch_url"]
+        ),
     )
     run(llm_server, workspace, toolbox=toolbox)
     request = llm_server.requests[0]
@@ -436,6 +441,8 @@ def test_a_tool_the_server_cannot_offer_is_not_offered_nor_called_blocked_by_ggs
 
 def test_without_ggs_blocks_the_prompt_names_none(llm_server, workspace):
     llm_server.reply("R3", FINAL)
-    toolbox = Toolbox(workspace, unavailable_tools=["search", "fetch_url"])
+    toolbox = Toolbox(
+        workspace, ToolboxConfig(unavailable_tools=["search", "fetch_url"])
+    )
     run(llm_server, workspace, toolbox=toolbox)
     assert "Blocked by GGS" not in llm_server.requests[0].messages[0]["content"]

@@ -11,7 +11,7 @@ from roles.contracts import Criterion, SubTask
 from roles.executor import execute
 from roles.fastloop import run_fast_loop
 from roles.llm.offline import OfflineModel
-from roles.tools import ApprovalAsk, Toolbox
+from roles.tools import ApprovalAsk, Toolbox, ToolboxConfig
 
 EXIT_0 = Criterion(criterion="exit status 0", check={"type": "exit_code", "value": 0})
 
@@ -27,9 +27,9 @@ def offline_subtask(line: str, *criteria: Criterion) -> SubTask:
     )
 
 
-def run_offline(subtask, workspace, *, model=None, **toolbox_args):
+def run_offline(subtask, workspace, config=ToolboxConfig(), *, model=None, **live):
     model = model or OfflineModel()
-    toolbox = Toolbox(workspace, **toolbox_args)
+    toolbox = Toolbox(workspace, config, **live)
     return run_fast_loop(
         subtask,
         execute_fn=lambda correction, attempt: execute(
@@ -121,7 +121,9 @@ def test_rm_with_the_operators_approval_runs(tmp_path):
 
 def test_a_timed_out_command_fails_as_environmental(tmp_path):
     outcome, executions, _ = run_offline(
-        offline_subtask("sleep 30"), tmp_path, shell_timeout_s=0.3, kill_grace_s=0.1
+        offline_subtask("sleep 30"),
+        tmp_path,
+        ToolboxConfig(shell_timeout_s=0.3, kill_grace_s=0.1),
     )
     assert executions[0].result.status == "failed"
     assert outcome.status == "failed" and len(executions) == 1
