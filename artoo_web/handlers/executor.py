@@ -39,8 +39,9 @@ from artoo_web.models import (
 )
 from roles import agent_validator, executor
 from roles.contracts import SubTask
+from roles.executor_state import ParkedSubtask, Work
 from roles.fastloop import run_fast_loop
-from roles.tools import ApprovalAsk, Toolbox, ToolboxConfig, ToolRecord
+from roles.tools import ApprovalAsk, Toolbox, ToolboxConfig
 from roles.tools.effect_pending import discard, pending_call
 from roles.tools.errors import ToolPaused
 from roles.tools.own_files import Made, merge
@@ -79,7 +80,7 @@ def run_subtask(msg: BusMessage) -> str:
         )
         prior = fan.matched_outputs() if fan is not None else ""
         evidence = fan.matched_evidence() if fan is not None else []
-        work = {"subtask": msg.payload, "prior": prior, "evidence": evidence}
+        work = Work(subtask=subtask, prior=prior, evidence=evidence)
         return carry_on(run, msg.round, work, lambda: bus.delivering(msg))
     finally:
         fairshare.release(msg.id)
@@ -106,14 +107,20 @@ def worker() -> str:
     return hostname or f"{socket.gethostname()}:{os.getpid()}"
 
 
-def carry_on(run: Run, round_: int, work: dict, committing, parked=None) -> str:
+def carry_on(
+    run: Run,
+    round_: int,
+    work: Work,
+    committing,
+    parked: ParkedSubtask | None = None,
+) -> str:
     """Run (or resume) a subtask; send its outcome, or park it on an approval.
 
     ``committing()`` opens the transaction that stores the result and yields
     whether this delivery is the first; ``work`` holds the subtask and the
     outputs of earlier groups; ``parked`` the state of a resumed subtask.
     """
-    subtask = SubTask.model_validate(work["subtask"])
+    subtask = work.subtask
     try:
         outcome, made = effect(run, round_, subtask, work, parked)
     except ToolPaused as paused:
@@ -142,7 +149,13 @@ def keep_made(run: Run, made: Made) -> None:
         run.save(update_fields=["state", "updated_at"])
 
 
-def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
+def effect(
+    run: Run,
+    round_: int,
+    subtask: SubTask,
+    work: Work,
+    parked: ParkedSubtask | None = None,
+):
     """Run R3 ⇄ R4a for one subtask; return its SubTaskOutcome and the files
     its toolbox made (or took over as the run's own).
 
@@ -152,14 +165,15 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
     Raises ToolPaused, with everything needed to resume, when a call waits on
     the operator; ``parked`` is that state back, with the operator's answer.
     """
-    parked = parked or {}
+    if parked is None:  # a subtask that never parked resumes from nothing
+        parked = ParkedSubtask(subtask=subtask)
     cancelled = stopper(run.id, round_)
     toolbox = toolbox_for(run, cancelled, parked)
     workspace = toolbox.workspace
     exec_model = runtime.model_for("R3", run, cancelled)
     val_model = runtime.model_for("R4a", run, cancelled)
     spec = run.load_state().spec
-    resuming = {"executor": parked.get("executor")}
+    resuming = {"executor": parked.executor}
 
     def execute_fn(correction, attempt):
         # Only the attempt that paused resumes; a later one starts afresh.
@@ -169,7 +183,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
             model=exec_model,
             toolbox=toolbox,
             correction=correction,
-            prior_outputs=work["prior"],
+            prior_outputs=work.prior,
             attempt=attempt,
             resume=state,
         )
@@ -182,7 +196,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
             attempt=attempt,
             trajectory=trajectory,
             workspace=workspace,
-            inherited=work.get("evidence", []),
+            inherited=work.evidence,
             request=run.raw_input,
             question=spec.asks if spec else None,
             infrastructure_error="cancelled" if cancelled() else "",
@@ -203,7 +217,7 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
             validate_fn=validate_fn,
             on_result=on_result,
             on_correction=on_correction,
-            resume=parked.get("fastloop"),
+            resume=parked.fastloop,
         )
     except ToolPaused as paused:
         paused.state["evidence"] = list(toolbox.evidence)
@@ -217,14 +231,16 @@ def effect(run: Run, round_: int, subtask: SubTask, work: dict, parked=None):
     return outcome, toolbox.made
 
 
-def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbox:
+def toolbox_for(
+    run: Run, cancelled: Callable[[], bool], parked: ParkedSubtask
+) -> Toolbox:
     """Return the subtask's Toolbox; a resumed one gets its evidence and answer."""
     state = run.load_state()
     blocked_tools, blocked_targets = state.blocked()
     workspace = runtime.workspace_for(run)
     sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
     shared = runtime.shared_area(run.owner_id)
-    pending, approved = parked.get("pending"), bool(parked.get("approved"))
+    pending, approved = parked.pending, parked.approved
     toolbox = Toolbox(
         workspace,
         ToolboxConfig(
@@ -245,11 +261,11 @@ def toolbox_for(run: Run, cancelled: Callable[[], bool], parked: dict) -> Toolbo
         sandbox=sandbox,
         memory_rules=state.memory_rules(),
     )
-    toolbox.evidence = list(parked.get("evidence", []))
-    toolbox.records = [ToolRecord(**r) for r in parked.get("records", [])]
+    toolbox.evidence = list(parked.evidence)
+    toolbox.records = list(parked.records)
     # The run's files from earlier subtasks, then this subtask's own.
     toolbox.made.inherit(state.made)
-    toolbox.made.resume(parked.get("made"))
+    toolbox.made.resume(parked.made)
     if pending and pending["kind"] == "effect":
         toolbox.settle(pending, approved)
     return toolbox
@@ -278,10 +294,11 @@ def _plain(ask: ApprovalAsk) -> dict:
     return {**asdict(ask), "changes": [dict(c) for c in ask.changes]}
 
 
-def park(run: Run, round_: int, work: dict, paused: ToolPaused, committing) -> str:
+def park(run: Run, round_: int, work: Work, paused: ToolPaused, committing) -> str:
     """Store a paused subtask on a new Approval and ask the operator; return."""
     pending = paused.pending or {}
     ask = pending.get("ask") or {}
+    parked = ParkedSubtask.of(work, paused.state, pending)
     with committing() as fresh:
         locked = runs.lock_current(run.id, round_)
         if not fresh or locked is None or not ask or not is_round_open(run.id, round_):
@@ -291,18 +308,12 @@ def park(run: Run, round_: int, work: dict, paused: ToolPaused, committing) -> s
         approval = Approval.objects.create(
             run=locked,
             round=round_,
-            subtask_id=SubTask.model_validate(work["subtask"]).subtask_id,
+            subtask_id=work.subtask.subtask_id,
             tool=ask["tool"],
             command=ask["command"],
             reason=ask["reason"],
             changes=list(ask.get("changes") or ()),
-            parked={
-                "subtask": work["subtask"],
-                "prior": work["prior"],
-                "evidence": work.get("evidence", []),
-                **paused.state,
-                "pending": pending,
-            },
+            parked=parked.model_dump(mode="json"),
         )
         if locked.status == RunStatus.RUNNING:
             locked.status = RunStatus.AWAITING_APPROVAL
@@ -346,9 +357,9 @@ def resume(approval_id) -> str:
     if claimed is None:
         return "already-resumed"
     run, approval = claimed
-    parked = approval.parked
+    parked = ParkedSubtask.model_validate(approval.parked)
     if approval.status not in DECIDED or not runs.is_live(run, approval):
-        discard(parked.get("pending"))
+        discard(parked.pending)
         return "void"
     runtime.trace(
         run,
@@ -360,7 +371,8 @@ def resume(approval_id) -> str:
         worker=worker(),
     )
     rearm_deadline(run, approval.round)
-    parked = {**parked, "approved": approval.status == ApprovalStatus.APPROVED}
+    approved = approval.status == ApprovalStatus.APPROVED
+    parked = parked.model_copy(update={"approved": approved})
     return carry_on(run, approval.round, parked, resumed, parked)
 
 
