@@ -140,6 +140,7 @@ EFFECTS = (
     ("create", re.compile(r"\b(?:create|make|generate|produce|touch)\b", re.I)),
     ("change", re.compile(r"\b(?:change|edit|set|update|replace|fix|modify)\b", re.I)),
 )
+FILE_NAME = re.compile(r"[\w.-]+\.[A-Za-z0-9]{1,5}")
 PATH = re.compile(r"""(?<![\w.~])/[^\s'"`,;()<>|]+""")
 
 
@@ -191,9 +192,31 @@ def question_for(asks: Question | None, request: str) -> Question:
     """Return R1's Question when it gave one, else the one the request's words state.
 
     The paths a Question names come from the request itself: a path R1 wrote
-    that the request does not hold is dropped (R1 restates, it does not invent).
+    that the request does not hold is dropped (R1 restates, it does not invent),
+    and so is a ``matching`` word that is not one for a count of matching lines.
+    The paths of an effect are kept only when the request's words ask for one:
+    code then demands the change, and a small model's misreading must not.
     """
     if asks is None:
         return read_question(request)
     kept = [p for p in asks.paths if p in request or p.rstrip("/") in request]
-    return asks.model_copy(update={"paths": kept})
+    if asks.answer == "effect" and read_question(request).answer != "effect":
+        # An effect code would demand must be one the request's words make.
+        kept = []
+    return asks.model_copy(update={"paths": kept, "matching": _matching(asks, request)})
+
+
+def _matching(asks: Question, request: str) -> str:
+    """Return the word counted lines hold, when R1's is one the request states
+    for a count of matching lines; a file's name is what is counted, not a
+    word to look for ("How many lines does data.txt have?")."""
+    word = asks.matching.strip()
+    if asks.count_of != "matches" or not word or word not in request:
+        return ""
+    if (
+        "/" in word
+        or FILE_NAME.fullmatch(word)
+        or any(p.endswith("/" + word) for p in PATH.findall(request))
+    ):
+        return ""
+    return word

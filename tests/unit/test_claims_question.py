@@ -74,3 +74,27 @@ def test_hostile_text_is_read_without_error():
     question = read_question("how many " * 50_000 + "\x00" + "/" * 5000)
     assert question.answer == "count"
     assert len(question.subject) <= 300
+
+
+@pytest.mark.parametrize(
+    ("matching", "count_of", "kept"),
+    [
+        ("data.txt", "lines", ""),  # a count of every line has no word to look for
+        ("data.txt", "matches", ""),  # the file counted is not a pattern
+        ("timeout", "matches", "timeout"),
+        ("refused", "matches", ""),  # not in the request: R1 made it up
+    ],
+)
+def test_only_a_word_the_request_states_for_matching_lines_is_kept(
+    matching, count_of, kept
+):
+    request = "How many lines of /srv/data.txt say timeout?"
+    asks = Question(answer="count", count_of=count_of, matching=matching)
+    assert question_for(asks, request).matching == kept
+
+
+def test_an_effect_the_words_do_not_ask_for_names_no_path_to_demand():
+    asks = Question(answer="effect", effect="write", paths=["/srv/a.log"])
+    assert question_for(asks, "How many lines does /srv/a.log have?").paths == []
+    wanted = question_for(asks, "Write the line count of x to /srv/a.log")
+    assert wanted.paths == ["/srv/a.log"]
