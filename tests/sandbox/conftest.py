@@ -40,10 +40,14 @@ def workspace(base) -> Path:
     return path
 
 
-def make_toolbox(policy, workspace: Path, operator, **settings) -> Toolbox:
+def make_toolbox(
+    policy, workspace: Path, operator, cancelled=lambda: False, **settings
+) -> Toolbox:
     sandbox = Sandbox(policy, run_key=workspace.name, workspace=workspace)
     config = ToolboxConfig(**{"shell_timeout_s": 20, **settings})
-    return Toolbox(workspace, config, sandbox=sandbox, approve=operator)
+    return Toolbox(
+        workspace, config, sandbox=sandbox, approve=operator, cancelled=cancelled
+    )
 
 
 def prepare(workspace: Path, uid: int = NOBODY) -> None:
