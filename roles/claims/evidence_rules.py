@@ -2,7 +2,8 @@
 
 The rows of ``EVIDENCE_RULES`` run in order over a ``Case``
 (``roles.claims.engine``); the first that fails names itself on the verdict.
-A claim that states a number or a path no tool output shows is not evidence;
+The rows on counts are in ``roles.claims.count_rules``. A claim that states a
+number or a path no tool output shows is not evidence;
 for a question that asks for a total or count (the ``Question``'s answer), the
 number must also be one a tool computed (``roles.claims.computed``), by a command
 that looks for what was asked. A reason names the command that computes it when
@@ -15,17 +16,11 @@ the question and what the attempt read make it plain::
 
 from __future__ import annotations
 
-import re
-import shlex
-
 from roles.claims.columns import column_count_command, column_extreme_command
-from roles.claims.command import parse_command
-from roles.claims.command_queries import command_counts
 from roles.claims.computed import (
     column_total_command,
     computed,
     computing_error,
-    counts_other_lines,
     empty_sum,
     is_number,
     line_count_command,
@@ -35,14 +30,26 @@ from roles.claims.computed import (
     states_a_result,
     word_count_command,
 )
+from roles.claims.count_rules import (
+    COMPUTE,
+    NO_EVIDENCE,
+    QUOTE,
+    claimed_numbers,
+    counter_ignores_word,
+    counts_other_kind,
+    field_miscount,
+    known,
+    last_line_missed,
+    loose_name_count,
+    states_total,
+    total_of_many,
+    totals,
+)
 from roles.claims.engine import Case, Finding, Rule, decide
-from roles.claims.facts import FACT, appears, unshown_facts
-from roles.claims.field_values import field_value, miscounted
-from roles.claims.name_patterns import loose_count_reason, loose_extension_count
+from roles.claims.facts import appears, unshown_facts
+from roles.claims.field_values import field_value
 from roles.claims.question import Question, question_for
-from roles.claims.quoted_fields import split_quoted
 from roles.claims.script_runs import unrun_script
-from roles.claims.unterminated import uncounted_last_line
 from roles.contracts import ExecutionResult
 from roles.tools import head_tail
 
@@ -53,15 +60,6 @@ __all__ = [
     "evidence_finding",
     "invented_facts",
 ]
-
-NO_EVIDENCE = "the executor's claimed output is not evidence"
-COMPUTE = "run a command that prints it (wc -l, grep -c, awk)"
-QUOTE = 300
-# A planner's enumeration ("Step 1: read the file", "2) count") states no fact:
-# its numbers do not make a claimed count of 1 or 2 known.
-LABEL = re.compile(
-    r"\b(?:step|part|stage|phase)\s+\d+\b|^\s*\(?\d+[.)](?=\s)", re.I | re.M
-)
 
 
 def invented_facts(
@@ -89,23 +87,6 @@ def evidence_finding(
     return decide(case, EVIDENCE_RULES)
 
 
-def _known(case: Case) -> str:
-    subtask = case.subtask
-    return LABEL.sub(" ", f"{subtask.intent}\n{subtask.context}\n{case.request}")
-
-
-def _numbers(case: Case) -> list[str]:
-    return [f for f in dict.fromkeys(FACT.findall(case.claim)) if is_number(f)]
-
-
-def _totals(case: Case) -> bool:
-    return case.asks("count", "total")
-
-
-def _states_total(case: Case) -> bool:
-    return _totals(case) and states_a_result(case.claim)
-
-
 def script_not_run(case: Case) -> str:
     """A script the subtask was to run and the attempt only wrote or read."""
     unrun = unrun_script(case.subtask.intent, case.calls)
@@ -114,14 +95,14 @@ def script_not_run(case: Case) -> str:
 
 def unshown(case: Case) -> str:
     """A number or path the claim states that no tool output shows."""
-    facts = unshown_facts(case.result, _known(case))
+    facts = unshown_facts(case.result, known(case))
     if not facts:
         return ""
     named = ", ".join(repr(f) for f in facts[:5])
     shown = "which no tool output shows"
     asked = case.request or case.subtask.intent
     extreme = column_extreme_command(asked, case.calls)
-    if _totals(case) and any(is_number(f) for f in facts):
+    if totals(case) and any(is_number(f) for f in facts):
         shown += f"; {_compute(case)}"
     elif extreme and any(is_number(f) for f in facts):
         shown += f"; call the shell tool with the command {extreme} and answer "
@@ -134,7 +115,7 @@ def unshown_extreme(case: Case) -> str:
     command = column_extreme_command(case.request or case.subtask.intent, case.calls)
     if not (command and states_a_result(case.claim)):
         return ""
-    numbers = _numbers(case)
+    numbers = claimed_numbers(case)
     shown = any(c and not e for f in numbers for c, e in printers(f, case.calls))
     if not numbers or shown:
         return ""
@@ -147,7 +128,7 @@ def unshown_extreme(case: Case) -> str:
 
 def zero_sum(case: Case) -> str:
     """A sum of 0: what a sum tool prints for a text or missing field."""
-    if not (_states_total(case) and case.asks("total") and empty_sum(case.claim)):
+    if not (states_total(case) and case.asks("total") and empty_sum(case.claim)):
         return ""
     return (
         "the claimed sum is 0: a sum tool prints 0 for a field that holds text "
@@ -158,8 +139,8 @@ def zero_sum(case: Case) -> str:
 
 def count_for_sum(case: Case) -> str:
     """A sum answered with a number a line or match counter printed."""
-    numbers = _numbers(case)
-    if not (_states_total(case) and case.asks("total") and numbers):
+    numbers = claimed_numbers(case)
+    if not (states_total(case) and case.asks("total") and numbers):
         return ""
     if not all(only_counted(f, case.calls) for f in numbers):
         return ""
@@ -171,137 +152,18 @@ def count_for_sum(case: Case) -> str:
     )
 
 
-def _word(case: Case) -> str:
-    for q in (case.question, case.asked):
-        if q.answer == "count" and q.matching:
-            return q.matching
-    return ""
-
-
-# What a count of each kind may be computed by (``command_counts``'s kinds).
-COUNTED_BY = {
-    "distinct": ("distinct",),
-    "files": ("files",),
-    "matches": ("matches",),
-    "words": ("words",),
-}
-
-
-def counts_other_kind(case: Case) -> str:
-    """A count of one kind (distinct values, files, matching lines, words)
-    answered with a number a command printed that counts another kind: every
-    command that printed it counts something, and none counts what is asked."""
-    kind = next(
-        (q.count_of for q in (case.question, case.asked) if q.count_of in COUNTED_BY),
-        "",
-    )
-    numbers = _numbers(case)
-    if not (kind and _states_total(case) and numbers):
-        return ""
-    printed = [
-        (value, command, command_counts(parse_command(command)))
-        for value in numbers
-        for command, error in printers(value, case.calls)
-        if command and not error
-    ]
-    if not printed or any(k in COUNTED_BY[kind] or not k for _, _, k in printed):
-        return ""
-    value, command, counted = printed[0]
-    said = f"the claimed {value} was printed by `{command}`, which"
-    word = _word(case)
-    if kind == "files" and counted == "lines":
-        return (
-            f"{said} counts the lines inside the files it names, not the files: "
-            "list the files and count the list (find DIR -type f -name '*.py' | "
-            f"wc -l); {NO_EVIDENCE}"
-        )
-    if kind == "matches" and word:
-        return (
-            f"{said} does not look for {word!r}: it counts every line, not the "
-            f"lines that hold {word!r}; count only those (grep -c "
-            f"{shlex.quote(word)} FILE); {NO_EVIDENCE}"
-        )
-    return (
-        f"{said} counts {counted}, and the question asks for the number of "
-        f"{ASKED_KIND[kind]}: count those ({COUNT_HOW[kind]}); {NO_EVIDENCE}"
-    )
-
-
-ASKED_KIND = {
-    "distinct": "distinct values",
-    "files": "files",
-    "matches": "lines that match",
-    "words": "words",
-}
-COUNT_HOW = {
-    "distinct": "… | sort -u | wc -l",
-    "files": "find DIR -type f -name PATTERN | wc -l",
-    "matches": "grep -c PATTERN FILE",
-    "words": "wc -w FILE",
-}
-
-
-def counter_ignores_word(case: Case) -> str:
-    """A count of the lines holding a word, printed by a command that counts
-    every line."""
-    word, numbers, calls = _word(case), _numbers(case), case.calls
-    if not (word and _states_total(case)):
-        return ""
-    wrong = [(f, c) for f in numbers if (c := counts_other_lines(f, word, calls))]
-    right = any(
-        computed(f, calls) and not counts_other_lines(f, word, calls) for f in numbers
-    )
-    if not wrong or right:
-        return ""
-    value, command = wrong[0]
-    return (
-        f"the claimed {value} was printed by `{command}`, which does not look "
-        f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
-        f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
-    )
-
-
-def field_miscount(case: Case) -> str:
-    """A count by a field's value taken from the wrong field or a split quote."""
-    if not _states_total(case):
-        return ""
-    numbers, request = _numbers(case), case.request
-    return miscounted(request, numbers, case.calls) or split_quoted(
-        request, numbers, case.calls
-    )
-
-
-def last_line_missed(case: Case) -> str:
-    """A line count by wc -l of a file whose last line has no newline."""
-    if not _states_total(case):
-        return ""
-    short = uncounted_last_line(_numbers(case), case.calls)
-    return f"{short}; {NO_EVIDENCE}" if short else ""
-
-
-def loose_name_count(case: Case) -> str:
-    """A count of files by an extension pattern that also matches other names."""
-    numbers, calls = _numbers(case), case.calls
-    if not (_states_total(case) and case.counts("files") and numbers):
-        return ""
-    loose = [(f, c) for f in numbers if (c := loose_extension_count(f, calls))]
-    if len(loose) != len(numbers):
-        return ""
-    return f"{loose_count_reason(*loose[0])}; {NO_EVIDENCE}"
-
-
 def _read(case: Case) -> list[str]:
-    known = _known(case)
+    said = known(case)
     return [
         f
-        for f in _numbers(case)
-        if not appears(f, known) and not computed(f, case.calls)
+        for f in claimed_numbers(case)
+        if not appears(f, said) and not computed(f, case.calls)
     ]
 
 
 def counted_an_error(case: Case) -> str:
     """A number printed by a command that also reported an error."""
-    if not _states_total(case):
+    if not states_total(case):
         return ""
     read = _read(case)
     errors = [computing_error(f, case.calls) for f in read]
@@ -316,7 +178,7 @@ def counted_an_error(case: Case) -> str:
 
 def unlisted_zero(case: Case) -> str:
     """A count of 0 that no listing shows to be empty."""
-    if not (_states_total(case) and case.asks("count") and empty_sum(case.claim)):
+    if not (states_total(case) and case.asks("count") and empty_sum(case.claim)):
         return ""
     if shows_nothing(case.calls, case.counts("files")):
         return ""
@@ -331,7 +193,7 @@ def unlisted_zero(case: Case) -> str:
 
 def read_not_computed(case: Case) -> str:
     """A total or count read among others from a file instead of computed."""
-    if not _states_total(case):
+    if not states_total(case):
         return ""
     read = _read(case)
     if not read:
@@ -382,6 +244,7 @@ EVIDENCE_RULES: tuple[Rule, ...] = (
     Rule("zero-sum", zero_sum),
     Rule("count-for-sum", count_for_sum),
     Rule("counts-other-kind", counts_other_kind),
+    Rule("total-of-many", total_of_many),
     Rule("counter-ignores-word", counter_ignores_word),
     Rule("field-miscount", field_miscount),
     Rule("last-line-missed", last_line_missed),

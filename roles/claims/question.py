@@ -82,7 +82,8 @@ class Question(Contract):
         if isinstance(value, str):
             value = [value]
         if isinstance(value, list):
-            return [p.strip() for p in value if isinstance(p, str) and _is_path(p)]
+            paths = [p.strip().strip("'\"`") for p in value if isinstance(p, str)]
+            return [p for p in paths if _is_path(p)]
         return value
 
     @property
@@ -196,14 +197,25 @@ def question_for(asks: Question | None, request: str) -> Question:
     and so is a ``matching`` word that is not one for a count of matching lines.
     The paths of an effect are kept only when the request's words ask for one:
     code then demands the change, and a small model's misreading must not.
+    Where the request's words plainly state an answer kind (or what a count
+    counts) other than R1's, the words win; R1's stands where they state none
+    (a rephrased or non-English request).
     """
     if asks is None:
         return read_question(request)
     kept = [p for p in asks.paths if p in request or p.rstrip("/") in request]
-    if asks.answer == "effect" and read_question(request).answer != "effect":
+    words = read_question(request)
+    if asks.answer == "effect" and words.answer != "effect":
         # An effect code would demand must be one the request's words make.
         kept = []
-    return asks.model_copy(update={"paths": kept, "matching": _matching(asks, request)})
+    update: dict[str, Any] = {"paths": kept, "matching": _matching(asks, request)}
+    if words.answer != "text" and words.answer != asks.answer:
+        # The words plainly state another kind: a small R1 misnames kinds (a
+        # list of services called a path), and the words are the user's.
+        update |= {"answer": words.answer, "count_of": words.count_of}
+    elif words.count_of and asks.count_of != words.count_of:
+        update["count_of"] = words.count_of
+    return asks.model_copy(update=update)
 
 
 def _matching(asks: Question, request: str) -> str:

@@ -115,3 +115,21 @@ def test_the_kind_counted_comes_from_the_question_whatever_its_words():
     subtask = _subtask(intent=asked)
     finding = evidence_finding(subtask, _result("40", every), asked, question)
     assert finding is not None and finding.rule == "counts-other-kind"
+
+
+def test_wcs_total_line_is_not_the_count_of_one_file():
+    asked = "Find the biggest file in /srv/logs, then tell me how many lines it has."
+    many = _shell(
+        "find /srv/logs -type f -exec wc -l {} + | sort -nr | head -n 1", "  405 total"
+    )
+    finding = evidence_finding(_subtask(intent=asked), _result("405", many), asked)
+    assert finding is not None and finding.rule == "total-of-many"
+    one = _shell("wc -l < /srv/logs/b.log", "211")
+    assert evidence_finding(_subtask(intent=asked), _result("211", one), asked) is None
+
+
+def test_wcs_total_line_listed_whole_is_the_total_over_the_files():
+    asked = "How many lines do the files in /srv/logs have?"
+    listing = " 194 /srv/logs/a.log\n 211 /srv/logs/b.log\n 405 total"
+    many = _shell("wc -l /srv/logs/*", listing)
+    assert evidence_finding(_subtask(intent=asked), _result("405", many), asked) is None

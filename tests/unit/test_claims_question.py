@@ -98,3 +98,10 @@ def test_an_effect_the_words_do_not_ask_for_names_no_path_to_demand():
     assert question_for(asks, "How many lines does /srv/a.log have?").paths == []
     wanted = question_for(asks, "Write the line count of x to /srv/a.log")
     assert wanted.paths == ["/srv/a.log"]
+
+
+def test_the_words_win_where_they_plainly_state_another_kind():
+    asks = Question(answer="path", paths=["'/etc/compose/stack.yml'"])
+    kept = question_for(asks, "List the services defined in /etc/compose/stack.yml.")
+    assert kept.answer == "names"
+    assert asks.paths == ["/etc/compose/stack.yml"]

@@ -1,0 +1,214 @@
+"""R4a's rows on counts: what a count counts, and the ways a counter misleads.
+
+A count is judged by the parsed command that printed it
+(``roles.claims.command``): a count of distinct values, files, matching lines
+or words must be printed by a command that counts that kind; wc's ``total``
+line picked as one file's count, a line count of a file whose last line has no
+newline, a count by a field's value from the wrong field, and a count of files
+by a loose name pattern are refused with the command that computes it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from roles.claims.command import parse_command
+from roles.claims.command_queries import command_counts
+from roles.claims.computed import (
+    computed,
+    counts_other_lines,
+    is_number,
+    printers,
+    states_a_result,
+)
+from roles.claims.engine import Case
+from roles.claims.evidence import split_exit_code
+from roles.claims.facts import FACT
+from roles.claims.field_values import miscounted
+from roles.claims.name_patterns import loose_count_reason, loose_extension_count
+from roles.claims.quoted_fields import split_quoted
+from roles.claims.unterminated import uncounted_last_line
+
+NO_EVIDENCE = "the executor's claimed output is not evidence"
+COMPUTE = "run a command that prints it (wc -l, grep -c, awk)"
+QUOTE = 300
+WC_TOTAL = re.compile(r"(\d+)\s+total")
+# A planner's enumeration ("Step 1: read the file", "2) count") states no fact:
+# its numbers do not make a claimed count of 1 or 2 known.
+LABEL = re.compile(
+    r"\b(?:step|part|stage|phase)\s+\d+\b|^\s*\(?\d+[.)](?=\s)", re.I | re.M
+)
+
+
+def known(case: Case) -> str:
+    subtask = case.subtask
+    return LABEL.sub(" ", f"{subtask.intent}\n{subtask.context}\n{case.request}")
+
+
+def claimed_numbers(case: Case) -> list[str]:
+    return [f for f in dict.fromkeys(FACT.findall(case.claim)) if is_number(f)]
+
+
+def totals(case: Case) -> bool:
+    return case.asks("count", "total")
+
+
+def states_total(case: Case) -> bool:
+    return totals(case) and states_a_result(case.claim)
+
+
+def counted_word(case: Case) -> str:
+    for q in (case.question, case.asked):
+        if q.answer == "count" and q.matching:
+            return q.matching
+    return ""
+
+
+# What a count of each kind may be computed by (``command_counts``'s kinds).
+COUNTED_BY = {
+    "distinct": ("distinct",),
+    "files": ("files",),
+    "matches": ("matches",),
+    "words": ("words",),
+}
+
+
+def counts_other_kind(case: Case) -> str:
+    """A count of one kind (distinct values, files, matching lines, words)
+    answered with a number a command printed that counts another kind: every
+    command that printed it counts something, and none counts what is asked."""
+    kind = next(
+        (q.count_of for q in (case.question, case.asked) if q.count_of in COUNTED_BY),
+        "",
+    )
+    numbers = claimed_numbers(case)
+    if not (kind and states_total(case) and numbers):
+        return ""
+    printed = [
+        (value, command, command_counts(parse_command(command)))
+        for value in numbers
+        for command, error in printers(value, case.calls)
+        if command and not error
+    ]
+    if not printed or any(k in COUNTED_BY[kind] or not k for _, _, k in printed):
+        return ""
+    value, command, counted = printed[0]
+    said = f"the claimed {value} was printed by `{command}`, which"
+    word = counted_word(case)
+    if kind == "files" and counted == "lines":
+        return (
+            f"{said} counts the lines inside the files it names, not the files: "
+            "list the files and count the list (find DIR -type f -name '*.py' | "
+            f"wc -l); {NO_EVIDENCE}"
+        )
+    if kind == "matches" and word:
+        return (
+            f"{said} does not look for {word!r}: it counts every line, not the "
+            f"lines that hold {word!r}; count only those (grep -c "
+            f"{shlex.quote(word)} FILE); {NO_EVIDENCE}"
+        )
+    return (
+        f"{said} counts {counted}, and the question asks for the number of "
+        f"{ASKED_KIND[kind]}: count those ({COUNT_HOW[kind]}); {NO_EVIDENCE}"
+    )
+
+
+ASKED_KIND = {
+    "distinct": "distinct values",
+    "files": "files",
+    "matches": "lines that match",
+    "words": "words",
+}
+COUNT_HOW = {
+    "distinct": "… | sort -u | wc -l",
+    "files": "find DIR -type f -name PATTERN | wc -l",
+    "matches": "grep -c PATTERN FILE",
+    "words": "wc -w FILE",
+}
+
+
+def total_of_many(case: Case) -> str:
+    """A number picked out of wc's counts of several files by sorting them and
+    taking the first or last line (the largest, the smallest), when the line
+    taken is wc's ``total``: the sum over all the files, which sorts above any
+    one of them, not the count of the file picked."""
+    if not states_total(case):
+        return ""
+    for value in claimed_numbers(case):
+        for call in case.records:
+            output = split_exit_code(call.output)[1].strip()
+            found = (
+                WC_TOTAL.fullmatch(output.splitlines()[-1].strip()) if output else None
+            )
+            command = call.args.get("command") if call.tool == "shell" else None
+            if found and found[1] == value and isinstance(command, str):
+                if _picks_from_counts(parse_command(command)):
+                    return (
+                        f"the claimed {value} is the total line wc prints after "
+                        f"several files, picked by `{command}`: the sum over all "
+                        "of them sorts above each one; leave it out (grep -v ' "
+                        "total$') or find the one file first and run wc -l on it "
+                        f"alone; {NO_EVIDENCE}"
+                    )
+    return ""
+
+
+def _picks_from_counts(command) -> bool:
+    """True when a pipeline counts with wc, then sorts and takes one end."""
+    for pipeline in command.pipelines:
+        names = [p.name for p in pipeline.programs]
+        if "wc" in names and "sort" in names[names.index("wc") :]:
+            after = names[names.index("sort", names.index("wc")) :]
+            if {"head", "tail"} & set(after):
+                return True
+    return False
+
+
+def counter_ignores_word(case: Case) -> str:
+    """A count of the lines holding a word, printed by a command that counts
+    every line."""
+    word, numbers, calls = counted_word(case), claimed_numbers(case), case.calls
+    if not (word and states_total(case)):
+        return ""
+    wrong = [(f, c) for f in numbers if (c := counts_other_lines(f, word, calls))]
+    right = any(
+        computed(f, calls) and not counts_other_lines(f, word, calls) for f in numbers
+    )
+    if not wrong or right:
+        return ""
+    value, command = wrong[0]
+    return (
+        f"the claimed {value} was printed by `{command}`, which does not look "
+        f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
+        f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
+    )
+
+
+def field_miscount(case: Case) -> str:
+    """A count by a field's value taken from the wrong field or a split quote."""
+    if not states_total(case):
+        return ""
+    numbers, request = claimed_numbers(case), case.request
+    return miscounted(request, numbers, case.calls) or split_quoted(
+        request, numbers, case.calls
+    )
+
+
+def last_line_missed(case: Case) -> str:
+    """A line count by wc -l of a file whose last line has no newline."""
+    if not states_total(case):
+        return ""
+    short = uncounted_last_line(claimed_numbers(case), case.calls)
+    return f"{short}; {NO_EVIDENCE}" if short else ""
+
+
+def loose_name_count(case: Case) -> str:
+    """A count of files by an extension pattern that also matches other names."""
+    numbers, calls = claimed_numbers(case), case.calls
+    if not (states_total(case) and case.counts("files") and numbers):
+        return ""
+    loose = [(f, c) for f in numbers if (c := loose_extension_count(f, calls))]
+    if len(loose) != len(numbers):
+        return ""
+    return f"{loose_count_reason(*loose[0])}; {NO_EVIDENCE}"
