@@ -95,7 +95,8 @@ def plan_messages(
     system = PLAN_SYSTEM.format(tools=", ".join(tools) or "(none)")
     parts = [
         f"Today's date: {today.isoformat()}",
-        "TaskSpec:\n" + _json(spec.model_dump(mode="json")),
+        # What the request asks (``asks``) is for the validators' code, not R2.
+        "TaskSpec:\n" + _json(spec.model_dump(mode="json", exclude={"asks"})),
     ]
     parts += replan_parts(directive, previous_outcomes)
     parts.append(
@@ -151,7 +152,8 @@ def next_moves_messages(
 ) -> list[dict[str, str]]:
     """Return the chat messages asking for the graceful failure."""
     parts = [
-        "TaskSpec:\n" + _json(spec.model_dump(mode="json")),
+        # What the request asks (``asks``) is for the validators' code, not R2.
+        "TaskSpec:\n" + _json(spec.model_dump(mode="json", exclude={"asks"})),
         f"Why it was abandoned: {final.summary}\n{final.rationale}".rstrip(),
         "Outcomes of the run's subtasks, every round (a match is kept over a later "
         "failure):\n" + (outcomes_text(outcomes) or "(no subtask ran)"),
