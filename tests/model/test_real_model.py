@@ -15,6 +15,7 @@ import pytest
 from devtools.apiclient import Api, Db, create_user
 from devtools.driver import drive
 from devtools.heldout import HELDOUT
+from devtools.practice import PRACTICE
 from devtools.tasks import (
     TASKS,
     Unavailable,
@@ -28,7 +29,11 @@ from tests.model.report import Row
 pytestmark = [pytest.mark.model, pytest.mark.timeout(1800)]
 
 
-SUITES = [("tuning", t) for t in TASKS] + [("held-out", t) for t in HELDOUT]
+SUITES = (
+    [("tuning", t) for t in TASKS]
+    + [("practice", t) for t in PRACTICE]
+    + [("held-out", t) for t in HELDOUT]
+)
 
 
 @pytest.mark.parametrize(("suite", "task"), SUITES, ids=lambda v: getattr(v, "name", v))
