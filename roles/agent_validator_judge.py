@@ -16,15 +16,16 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
+from roles.claims.answer_rules import answer_form
 from roles.claims.checks import evaluate_check
 from roles.claims.deletions import deletions_shown
 from roles.claims.evidence import only_echoes, parse_evidence
 from roles.claims.evidence_rules import NO_EVIDENCE, evidence_finding
 from roles.claims.facts import FACT, appears, evidence_text, output_text
-from roles.claims.question import Question
+from roles.claims.question import Question, question_for
 from roles.claims.script_runs import script_shown
 from roles.contracts import Criterion, CriterionVerdict, ExecutionResult
-from roles.criteria import DONE
+from roles.criteria import DONE, FORM_CHECK
 from roles.llm.client import LLMError, LLMOutputError, Usage
 from roles.llm.offline import OfflineModel
 from roles.tools import head_tail
@@ -103,7 +104,14 @@ def judge(
     for index, criterion in enumerate(criteria):
         if index in known:
             continue
-        if criterion.check is not None:
+        if (criterion.check or {}).get("type") == FORM_CHECK:
+            asked = question_for(question, request)
+            rule, reason = answer_form(asked, request, result)
+            said = (
+                reason or f"the answer is in the form the request asks ({asked.answer})"
+            )
+            known[index] = _verdict(criterion, not reason, said, rule or FORM_CHECK)
+        elif criterion.check is not None:
             check = evaluate_check(
                 criterion.check, result, workspace=workspace, request=request
             )

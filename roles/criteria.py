@@ -16,9 +16,12 @@ from pydantic import Field, field_validator, model_validator
 from roles.contract_base import Contract, Mode, NonEmpty
 
 CheckType = Literal[
-    "exit_code", "output_contains", "output_matches", "file_exists", "json_field"
-]
+    "exit_code", "output_contains", "output_matches", "file_exists", "json_field",
+    "answer_form",
+]  # fmt: skip
 CHECK_TYPES: frozenset[str] = frozenset(CheckType.__args__)
+# The check that the answer is in the form the request's Question asks.
+FORM_CHECK = "answer_form"
 # The one criterion of a subtask whose planner wrote none: its intent is done.
 DONE = "the subtask is done: "
 CHECK_PARAMS: dict[str, tuple[str, ...]] = {
@@ -27,6 +30,8 @@ CHECK_PARAMS: dict[str, tuple[str, ...]] = {
     "output_matches": ("pattern",),
     "file_exists": ("path",),
     "json_field": ("path",),
+    # The answer is in the form the request's Question asks (code's, never R2's).
+    "answer_form": (),
 }
 
 
@@ -70,6 +75,8 @@ def describe_check(check: Any) -> str:
     if params is None or any(check.get(p) is None for p in params):
         return ""
     kind = check["type"]
+    if kind == "answer_form":
+        return "the answer is in the form the request asks"
     if kind == "exit_code":
         return f"exit code is {_shown(check['value'])}"
     if kind == "output_contains":

@@ -37,7 +37,9 @@ from roles.contracts import (
 
 __all__ = [
     "ANSWER_RULES",
+    "FORM_RULES",
     "Answer",
+    "answer_form",
     "unanswered_question",
     "subtask_effect",
     "unmade_effect",
@@ -47,6 +49,7 @@ __all__ = [
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
 WORD = re.compile(r"[A-Za-z_][\w.@+-]*[\w]")
 NAMEISH = re.compile(r"[\w@+-]*[A-Za-z][\w.@+-]*")
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?")
 PATHISH = re.compile(r"(?:/[\w.@+-]+)+/?|[\w@+-]+\.[A-Za-z0-9]{1,8}\b")
 YES_NO = re.compile(
     r"\b(?:yes|no|true|false|enabled|disabled|not|none|is|are|oui|non|ja|nein|"
@@ -58,21 +61,34 @@ SAID = 160
 
 @dataclass
 class Answer:
-    """The run's answer to judge: the question, the request, every outcome."""
+    """The answer to judge: the question, the request, what was said and the
+    evidence entries behind it (a run's outcomes, or one attempt's result)."""
 
     question: Question
     request: str
-    outcomes: Sequence[SubTaskOutcome]
+    said: Sequence[str]
+    entries: Sequence[str]
+
+    @classmethod
+    def of_outcomes(
+        cls, question: Question, request: str, outcomes: Sequence[SubTaskOutcome]
+    ) -> Answer:
+        """Return the run's answer: every outcome's output and every attempt's
+        calls (what an earlier attempt changed stays changed)."""
+        return cls(
+            question,
+            request,
+            [output_text(o.output) for o in outcomes],
+            [c for o in outcomes for c in (*o.earlier_calls, *o.tool_calls)],
+        )
 
     @cached_property
     def text(self) -> str:
-        return "\n".join(output_text(o.output) for o in self.outcomes).strip()
+        return "\n".join(self.said).strip()
 
     @cached_property
     def calls(self) -> list[ToolCall]:
-        """Every attempt's calls: what an earlier attempt changed stays changed."""
-        entries = [c for o in self.outcomes for c in (*o.earlier_calls, *o.tool_calls)]
-        return [c for c in map(parse_evidence, entries) if c is not None]
+        return [c for c in map(parse_evidence, self.entries) if c is not None]
 
     @cached_property
     def shown(self) -> str:
@@ -84,7 +100,10 @@ class Answer:
 
 def number_stated(answer: Answer) -> str:
     """A count, total or number is asked and the answer states none."""
-    if not answer.question.numeric or NUMBER.search(answer.text):
+    # A path's digits (/srv/2026-12-04/app.log) are no number stated.
+    if not answer.question.numeric or NUMBER.search(
+        ABSOLUTE_PATH.sub(" ", answer.text)
+    ):
         return ""
     asked = answer.question.answer
     return f"the request asks for a {asked}, and no subtask's output states a number"
@@ -218,7 +237,7 @@ def unanswered_question(
 ) -> list[CriterionVerdict]:
     """Return a failing verdict, named by its rule, for the first row of
     ``ANSWER_RULES`` the run's answer fails; else []."""
-    answer = Answer(question, request, outcomes)
+    answer = Answer.of_outcomes(question, request, outcomes)
     for rule in ANSWER_RULES:
         reason = rule.check(answer)
         if reason:
@@ -233,6 +252,24 @@ def unanswered_question(
                 )
             ]
     return []
+
+
+# The rows of the answer's form alone: what one attempt's claim must meet.
+FORM_RULES = tuple(r for r in ANSWER_RULES if r.name != "effect-not-shown")
+
+
+def answer_form(
+    question: Question, request: str, result: ExecutionResult
+) -> tuple[str, str]:
+    """Return the rule and reason when one attempt's claim is not in the form
+    ``question`` asks (no number for a count, no name a tool showed …), else
+    ("", "")."""
+    answer = Answer(question, request, [output_text(result.output)], result.tool_calls)
+    for rule in FORM_RULES:
+        reason = rule.check(answer)
+        if reason:
+            return rule.name, reason
+    return "", ""
 
 
 def subtask_effect(

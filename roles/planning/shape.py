@@ -1,5 +1,5 @@
-r"""The plan as it will run: prompt examples dropped, linear chains joined, and the
-request's paths put back where a subtask lost them.
+r"""The plan as it will run: prompt examples dropped, linear chains joined, the
+criteria held to what the request states, and the request leading each step.
 
 A small model copies the examples of R2's instructions into its plan ("output
 names one weekday, Monday to Sunday" as a criterion of a hello-world script);
@@ -21,20 +21,10 @@ lasts; an intermediate output does not exist on its own any more). A plan with
 parallel subtasks is kept as written: it is not a chain. ``split`` (the
 default elsewhere) keeps every plan as R2 wrote it.
 
-A small model also lists the formats it would accept as separate checks of one
-subtask: ``^\d+$`` and ``^\d+ lines$`` for a line count. Each demands that a
-whole line be something else, so no output meets both and the subtask can never
-pass. ``merge_line_formats`` makes such checks one check that any of the formats
-meets; a check of another kind, or a pattern not anchored at both ends, is kept
-as it is (the evidence rule of R4a still judges what matched).
-
-Under a count question, checks counted out one number each ("0", "1" … "9") are
-one check any of them meets (``roles.planning.counted_checks``). Under any
-question whose answer is a number, an output check holding a number the request does
-not state
-guessed the answer: it becomes "a number a tool output shows", and under a
-question for a key's value the same check with any number in its place
-(``roles.planning.guessed_checks``).
+The criteria that run are only those the request states, and under a
+question whose answer has a form code checks, that form is code's
+(``roles.planning.stated``). The user's request leads what the executor reads
+(``lead_with_request``).
 
 A ``file_exists`` check the request cannot mean (on a path GGS blocked, one it
 deletes or one it only reads) is dropped by ``roles.planning.blocked_paths``.
@@ -46,12 +36,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from roles.claims.question import Question
-from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
-from roles.patterns import undelimited
-from roles.planning.blocked_paths import NAMED_PATH, drop_blocked_paths
-from roles.planning.counted_checks import merge_counted_checks
-from roles.planning.guessed_checks import replace_guessed_numbers
+from roles.claims.question import Question, read_question
+from roles.contracts import CriterionSpec, SubTask, normalise_criterion
+from roles.planning.blocked_paths import drop_blocked_paths
+from roles.planning.stated import is_form_check, keep_stated
 
 # R2's example criteria (roles.planning.prompts.PLAN_SYSTEM), each with the word
 # a request must contain for the example to be about it ("" : never).
@@ -73,30 +61,60 @@ def shape_plan(
     question: Question | None = None,
 ) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
     """Return the plan as it will run and a note on each change made to it."""
+    question = question or read_question(request)
     subtasks, criteria, notes = drop_copied_examples(subtasks, task_criteria, request)
     subtasks, dropped = drop_blocked_paths(subtasks, blocked_targets, request)
     notes += dropped
     if join:
         subtasks, note = join_chain(subtasks)
         notes += [note] if note else []
-    subtasks, merged = merge_line_formats(subtasks)
-    notes += merged
-    subtasks, counted = merge_counted_checks(subtasks, request)
-    notes += counted
-    subtasks, guessed = replace_guessed_numbers(subtasks, request, question)
-    notes += guessed
-    return [anchor_request(s, request) for s in subtasks], criteria, notes
+    subtasks, left_out = keep_stated(subtasks, request, question)
+    notes += left_out
+    criteria, left_out = keep_stated_task_criteria(criteria, request, question)
+    notes += left_out
+    return lead_with_request(subtasks, request), criteria, notes
 
 
-def anchor_request(subtask: SubTask, raw_input: str) -> SubTask:
-    """Return the subtask with the user's request in its context when the plan
-    lost a path or file name the user gave (a small model often drops them)."""
-    seen = f"{subtask.intent}\n{subtask.context}"
-    named = [p for p in NAMED_PATH.findall(raw_input) if p not in seen]
-    if not named:
-        return subtask
-    context = f"{subtask.context}\nThe user's request: {raw_input.strip()}".strip()
-    return subtask.model_copy(update={"context": context})
+def keep_stated_task_criteria(
+    criteria: Sequence[CriterionSpec], request: str, question: Question
+) -> tuple[list[CriterionSpec], list[str]]:
+    """Return R2's task criteria held to the rule of its subtasks' criteria
+    (``roles.planning.stated``), without the form check: R4b's answer rules
+    check the form of the whole run's answer."""
+    probe = SubTask(
+        subtask_id="task", parent_task_id="task", intent="task criteria",
+        success_criteria=list(criteria),
+    )  # fmt: skip
+    (kept,), notes = keep_stated([probe], request, question)
+    return [c for c in kept.success_criteria if not is_form_check(c)], notes
+
+
+def lead_with_request(subtasks: Sequence[SubTask], request: str) -> list[SubTask]:
+    """Return the subtasks with the user's request where the executor reads first.
+
+    A small planner rewords the request and loses its point ("count the lines"
+    for "how many accounts use /bin/bash", "filter out the hidden files" for
+    "how many hidden files"), or names its step after a directive
+    ("change_path"). The request is the user's: a plan of one subtask has the
+    request itself as its intent and the planner's steps in its context; every
+    other subtask carries the request in its context.
+    """
+    request = request.strip()
+    if not request:
+        return list(subtasks)
+    if len(subtasks) == 1:
+        (only,) = subtasks
+        if only.intent.strip() == request:
+            return [only]
+        context = f"Planned steps: {only.intent.strip()}\n{only.context}".strip()
+        return [only.model_copy(update={"intent": request, "context": context})]
+    led = []
+    for sub in subtasks:
+        if request not in f"{sub.intent}\n{sub.context}":
+            context = f"{sub.context}\nThe user's request: {request}".strip()
+            sub = sub.model_copy(update={"context": context})
+        led.append(sub)
+    return led
 
 
 def drop_copied_examples(
@@ -200,45 +218,3 @@ def _lasting_criteria(steps: Sequence[SubTask]) -> list:
             if check.get("type") == "file_exists" and value not in kept:
                 kept.append(value)
     return kept + [v for v in steps[-1].success_criteria if v not in kept]
-
-
-def merge_line_formats(
-    subtasks: Sequence[SubTask],
-) -> tuple[list[SubTask], list[str]]:
-    """Return the subtasks with each one's whole-line format checks as one check
-    that any of them meets, and a note for each subtask changed."""
-    shaped, notes = [], []
-    for sub in subtasks:
-        formats = [v for v in sub.success_criteria if _line_format(v) is not None]
-        if len(formats) < 2:
-            shaped.append(sub)
-            continue
-        patterns = [_line_format(v) for v in formats]
-        merged = "|".join(f"(?:{p})" for p in patterns)
-        check = {"type": "output_matches", "pattern": merged}
-        one = Criterion(
-            criterion="a line of the output has one of the formats "
-            + ", ".join(f"/{p}/" for p in patterns),
-            check=check,
-        )
-        at = sub.success_criteria.index(formats[0])
-        rest = [v for v in sub.success_criteria if v not in formats]
-        shaped.append(
-            sub.model_copy(update={"success_criteria": [*rest[:at], one, *rest[at:]]})
-        )
-        notes.append(
-            f"{sub.intent}: {len(formats)} checks that each demand a whole line of "
-            "another format became one check any of them meets"
-        )
-    return shaped, notes
-
-
-def _line_format(value: CriterionSpec) -> str | None:
-    """Return the pattern of a whole-line ``output_matches`` check, else None."""
-    check = normalise_criterion(value).check or {}
-    pattern = check.get("pattern")
-    if check.get("type") != "output_matches" or not isinstance(pattern, str):
-        return None
-    pattern, flags = undelimited(pattern)
-    anchored = pattern.startswith("^") and pattern.endswith("$")
-    return pattern if anchored and not flags and not pattern.endswith("\\$") else None

@@ -2,7 +2,6 @@
 
 import posixpath
 
-from roles.claims.checks import evaluate_check
 from roles.contracts import SubTask
 from roles.planning.blocked_paths import drop_blocked_paths
 from roles.planning.prompts import PLAN_SYSTEM
@@ -11,9 +10,7 @@ from roles.planning.shape import (
     drop_copied_examples,
     is_chain,
     join_chain,
-    merge_line_formats,
 )
-from tests.unit.test_checks import shell_result
 
 
 def step(intent: str, sequence: int, *criteria) -> SubTask:
@@ -114,34 +111,6 @@ def test_an_example_stays_when_the_request_is_about_what_it_names():
 
 def matches(pattern: str) -> dict:
     return {"criterion": "x", "check": {"type": "output_matches", "pattern": pattern}}
-
-
-def test_whole_line_formats_of_one_subtask_become_one_check_any_meets():
-    exit_ok = {"criterion": "ok", "check": {"type": "exit_code", "value": 0}}
-    sub = step("count", 1, matches(r"^\d+$"), exit_ok, matches(r"^\d+ lines$"))
-    [shaped], notes = merge_line_formats([sub])
-    criteria = shaped.success_criteria
-    merged = criteria[0]
-    assert merged.check == {
-        "type": "output_matches",
-        "pattern": r"(?:^\d+$)|(?:^\d+ lines$)",
-    }
-    assert criteria[1].check == exit_ok["check"]
-    assert notes and "2 checks" in notes[0]
-    for output, met in (("137", True), ("137 lines", True), ("about 137", False)):
-        result = shell_result("wc -l < data.txt", f"[exit code 0]\n{output}")
-        result = result.model_copy(update={"output": output})
-        assert evaluate_check(merged.check, result, workspace=".").passed is met
-
-
-def test_one_format_unanchored_patterns_and_flags_are_kept_as_written():
-    alone = step("a", 1, matches(r"^\d+$"), matches("total"))
-    loose = step("b", 2, matches(r"^\d+"), matches(r"\d+ lines$"))
-    flagged = step("c", 3, matches(r"/^ok$/i"), matches(r"^done$"))
-    assert merge_line_formats([alone, loose, flagged]) == (
-        [alone, loose, flagged],
-        [],
-    )
 
 
 SRC = "/tmp/tasks/find-function/src"

@@ -342,15 +342,17 @@ def test_one_next_move_is_still_too_few():
 
 def test_a_subtask_that_lost_the_users_path_gets_the_request_in_its_context():
     from roles.contracts import SubTask
-    from roles.planning.shape import anchor_request
+    from roles.planning.shape import lead_with_request
 
     request = "How many lines does /var/tmp/t/data.txt have?"
     lost = SubTask(subtask_id="a", parent_task_id="t", intent="count the lines")
-    kept = SubTask(
-        subtask_id="b", parent_task_id="t", intent="wc -l /var/tmp/t/data.txt"
-    )
-    assert anchor_request(lost, request).context == f"The user's request: {request}"
-    assert anchor_request(kept, request) == kept
+    other = SubTask(subtask_id="b", parent_task_id="t", intent="count the words")
+    [alone] = lead_with_request([lost], request)
+    assert alone.intent == request
+    assert alone.context == "Planned steps: count the lines"
+    led = lead_with_request([lost, other], request)
+    assert [s.context for s in led] == [f"The user's request: {request}"] * 2
+    assert lead_with_request(led, request) == led
 
 
 @pytest.mark.parametrize(

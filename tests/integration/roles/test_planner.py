@@ -100,10 +100,12 @@ def test_runtime_owns_ids_parents_and_sequences(llm_server, r2):
     assert [s.subtask_id for s in result.subtasks] == ["uuid-1", "uuid-2"]
     assert {s.parent_task_id for s in result.subtasks} == {"count_py_files"}
     assert [s.sequence for s in result.subtasks] == [1, 1]
-    assert result.task_criteria == ["the answer is one integer"]
-    assert result.subtasks[0].success_criteria[1] == Criterion(
+    # A count's form is code's: R2's free-text criteria of it are left out.
+    assert result.task_criteria == []
+    assert result.subtasks[0].success_criteria[0] == Criterion(
         criterion="exit 0", check={"type": "exit_code", "value": 0}
     )
+    assert result.subtasks[0].success_criteria[1].check == {"type": "answer_form"}
     assert result.usage is not None and len(result.usage.calls) == 1
 
 
@@ -164,7 +166,9 @@ def test_plan_naming_a_blocked_tool_is_regenerated_with_the_reason(llm_server, r
     llm_server.reply("R2", plan_reply(good))
     result = run_plan(r2, directive=directive(tools=["glob"]))
     assert result.error == ""
-    assert [s.intent for s in result.subtasks] == ["Count files with find"]
+    # A plan of one subtask runs the request itself, R2's steps beside it.
+    assert [s.intent for s in result.subtasks] == [SPEC.raw_input]
+    assert result.subtasks[0].context.startswith("Planned steps: Count files with")
     assert [s.subtask_id for s in result.subtasks] == ["uuid-1"]
     retry = prompt(llm_server, 1)
     assert "rejected" in retry and "blocked tool 'glob'" in retry
@@ -177,8 +181,9 @@ def test_a_replan_drops_a_check_that_a_blocked_missing_path_exists(llm_server, r
     sub = [{"intent": "Count *.py files", "success_criteria": [exists, "a number"]}]
     llm_server.reply("R2", plan_reply(sub))
     result = run_plan(r2, directive=directive(name="change_path", targets=[guess]))
-    assert result.subtasks[0].success_criteria == ["a number"]
-    assert f"dropped the check that {guess} exists" in result.notes[-1]
+    [form] = result.subtasks[0].success_criteria
+    assert form.check == {"type": "answer_form"}
+    assert any(f"dropped the check that {guess} exists" in n for n in result.notes)
 
 
 def test_tool_name_inside_another_word_is_not_a_violation(llm_server, r2):
@@ -235,7 +240,8 @@ def test_every_reply_form_parses(llm_server, r2, content):
     llm_server.reply("R2", content)
     llm_server.reply("R2", '{"subtasks": [{"intent": "ls"}]}')
     result = run_plan(r2)
-    assert [s.intent for s in result.subtasks] == ["ls"]
+    assert [s.intent for s in result.subtasks] == [SPEC.raw_input]
+    assert result.subtasks[0].context == "Planned steps: ls"
     assert result.subtasks[0].sequence == 1
 
 
@@ -340,14 +346,16 @@ def test_join_runs_a_chain_as_one_subtask_judged_on_what_lasts(llm_server):
         result = run_plan(client)
     assert result.error == ""
     [joined] = result.subtasks
-    assert joined.intent == (
-        "Step 1: Read the sales.csv file. Step 2: Write the sum to total.txt. "
-        "Step 3: Report the total."
+    assert joined.intent == SPEC.raw_input
+    assert joined.context.startswith(
+        "Planned steps: Step 1: Read the sales.csv file. Step 2: Write the sum "
+        "to total.txt. Step 3: Report the total."
     )
     assert (joined.sequence, joined.subtask_id) == (1, "uuid-1")
     assert joined.context.count("The file is /srv/sales.csv") == 1
+    # Under a count asked for, the form is code's: the plan's checks are not.
     checks = [c.check["type"] for c in joined.success_criteria]
-    assert checks == ["file_exists", "output_matches"]
+    assert checks == ["answer_form"]
     assert any("a chain of 3 subtasks runs as one subtask" in n for n in result.notes)
 
 
