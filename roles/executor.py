@@ -100,7 +100,13 @@ def execute(
                 []
                 if "loop" in resume
                 else build_messages(
-                    subtask, toolbox, correction, prior_outputs, attempt, max_turns
+                    subtask,
+                    toolbox,
+                    correction,
+                    prior_outputs,
+                    attempt,
+                    max_turns,
+                    cookbook=model.settings.cookbook,
                 )
             )
             review = reviewer(

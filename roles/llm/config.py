@@ -127,6 +127,11 @@ class LLMSettings:
     # How R2's plans run: "join" runs a linear chain as one subtask
     # (roles.planning.shape); "split" keeps every plan as written.
     plan_chains: Literal["split", "join"] = "split"
+    # The standard commands in R3's system prompt (roles.executor_prompts).
+    cookbook: bool = True
+    # A number, path or name resting on one computation is derived again by
+    # another means before it passes (roles.claims.rederive).
+    rederive: bool = True
 
 
 def tier_of(role: str) -> str:
@@ -218,6 +223,8 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         temperature=_optional(env, "ARTOO_LLM_TEMPERATURE", maximum=2.0),
         seed=_optional(env, "ARTOO_LLM_SEED", integer=True),
         plan_chains=chains,  # type: ignore[arg-type]
+        cookbook=_flag(env, "ARTOO_COOKBOOK", True),
+        rederive=_flag(env, "ARTOO_REDERIVE", True),
     )
 
 
