@@ -23,14 +23,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from roles.agent_validator import Validation, failed_outcome
-from roles.contracts import CorrectionSignal, ExecutionResult, GapPoint, SubTaskOutcome
+from roles.agent_validator import Validation, failed_outcome, with_verdict
+from roles.contracts import (
+    CorrectionSignal,
+    CriterionVerdict,
+    ExecutionResult,
+    GapPoint,
+    SubTaskOutcome,
+)
 from roles.executor import Execution
 from roles.llm.client import LLMCancelled
 from roles.tools.errors import ToolPaused
 
 ExecuteFn = Callable[[CorrectionSignal | None, int], Execution]
 ValidateFn = Callable[[ExecutionResult, int, list[GapPoint]], Validation]
+# A second derivation of a matched claim (roles.claims.rederive): its verdict,
+# or None when the claim rests on no single computation.
+RederiveFn = Callable[[ExecutionResult], CriterionVerdict | None]
 
 
 def run_fast_loop(
@@ -43,8 +52,13 @@ def run_fast_loop(
     max_attempts: int = 2,
     reraise_cancel: bool = False,
     resume: dict | None = None,
+    rederive_fn: RederiveFn | None = None,
 ) -> tuple[SubTaskOutcome, list[Execution], list[Validation]]:
-    """Run attempts until R4a matches or fails the subtask; return the outcome."""
+    """Run attempts until R4a matches or fails the subtask; return the outcome.
+
+    With ``rederive_fn``, a matched attempt is judged once more by a second
+    derivation of its answer, which may turn it into a retry or a failure.
+    """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
     executions: list[Execution] = []
@@ -61,6 +75,18 @@ def run_fast_loop(
             validation = _stage(
                 "validator", validate_fn, execution.result, attempt, list(trajectory)
             )
+            if rederive_fn is not None and validation.verdict == "matched":
+                again = _stage("re-derivation", rederive_fn, execution.result)
+                if again is not None:
+                    validation = with_verdict(
+                        validation,
+                        again,
+                        subtask,
+                        execution.result,
+                        attempt=attempt,
+                        trajectory=list(trajectory),
+                        max_attempts=max_attempts,
+                    )
             validations.append(validation)
             trajectory.append(validation.gap)
             if not _should_retry(validation, attempt, max_attempts):

@@ -17,7 +17,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import timedelta
@@ -38,6 +38,8 @@ from artoo_web.models import (
     RunStatus,
 )
 from roles import agent_validator, executor
+from roles.claims.question import question_for
+from roles.claims.rederive import REDERIVE_TURNS, rederive, rederives
 from roles.contracts import SubTask
 from roles.executor_state import ParkedSubtask, Work
 from roles.fastloop import run_fast_loop
@@ -210,6 +212,24 @@ def effect(
         runtime.record_usage(run, "R4a", validation.usage)
         bus.send(run, "R4a", "R3", "CorrectionSignal", correction, round=round_)
 
+    def derive_again(second, blocked):
+        # Read-only: the second derivation's every Law 1 question is refused.
+        box = toolbox_for(
+            run, cancelled, ParkedSubtask(subtask=second), blocked, refuse=True
+        )
+        try:
+            execution = executor.execute(
+                second, model=exec_model, toolbox=box, max_turns=REDERIVE_TURNS
+            )
+        finally:
+            box.kill()
+        on_result(execution.result, execution)
+        return execution
+
+    def rederive_fn(result):
+        asked = question_for(spec.asks if spec else None, run.raw_input)
+        return rederive(subtask, result, asked, run.raw_input, derive_again)
+
     try:
         outcome, _, validations = run_fast_loop(
             subtask,
@@ -218,6 +238,7 @@ def effect(
             on_result=on_result,
             on_correction=on_correction,
             resume=parked.fastloop,
+            rederive_fn=rederive_fn if rederives(exec_model) else None,
         )
     except ToolPaused as paused:
         paused.state["evidence"] = list(toolbox.evidence)
@@ -232,11 +253,21 @@ def effect(
 
 
 def toolbox_for(
-    run: Run, cancelled: Callable[[], bool], parked: ParkedSubtask
+    run: Run,
+    cancelled: Callable[[], bool],
+    parked: ParkedSubtask,
+    more_blocked: Sequence[str] = (),
+    *,
+    refuse: bool = False,
 ) -> Toolbox:
-    """Return the subtask's Toolbox; a resumed one gets its evidence and answer."""
+    """Return the subtask's Toolbox; a resumed one gets its evidence and answer.
+
+    ``more_blocked`` are tool classes blocked for this toolbox alone; with
+    ``refuse`` every Law 1 question is answered no, so nothing parks.
+    """
     state = run.load_state()
     blocked_tools, blocked_targets = state.blocked()
+    blocked_tools = [*blocked_tools, *more_blocked]
     workspace = runtime.workspace_for(run)
     sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
     shared = runtime.shared_area(run.owner_id)
@@ -256,7 +287,7 @@ def toolbox_for(
             hidden_paths=runtime.hidden_paths(),
             fetch_local=settings.ARTOO_SANDBOX_NETWORK == "host",
         ),
-        approve=Operator(pending, approved),
+        approve=(lambda ask: False) if refuse else Operator(pending, approved),
         cancelled=cancelled,
         sandbox=sandbox,
         memory_rules=state.memory_rules(),

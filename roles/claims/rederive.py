@@ -1,0 +1,267 @@
+"""A general check before the special ones: the same fact, derived a second way.
+
+Every special rule of evidence names one way a computation misses what was
+asked (``wc -l`` for distinct values, a line count for a count of files, a
+file's length for a count of its matches). A check that needs no such list:
+an answer that is a number, a path or a name and rests on one computation is
+asked for again, blind to the first answer, with the programs of the first
+derivation blocked, and passes only when the two agree::
+
+    first = first_derivation(question, result)
+    # Derivation(kind="number", value="240", command="wc -l web.log",
+    #            programs=("shell:wc",))
+    second = execute(second_subtask(subtask, first, request), first.programs)
+    agreement(first, second.result)
+    # CriterionVerdict(verdict="fail", rule="re-derived", evidence="two
+    #   derivations disagree: `wc -l web.log` gave 240; `cut -d' ' -f1 web.log
+    #   | sort -u | wc -l` gave 17")
+
+A second derivation that yields no value of the kind (the executor failed, or
+stated one no tool showed) confirms nothing and refutes nothing: the verdict
+passes, named ``re-derivation-unconfirmed``, so a small model's failed second
+try never turns a right answer into an abandon; a disagreement always fails.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from roles.claims.evidence import (
+    ToolCall,
+    is_failed_call,
+    parse_evidence,
+    split_exit_code,
+)
+from roles.claims.facts import appears, output_text
+from roles.claims.question import Question
+from roles.contracts import CriterionVerdict, ExecutionResult, SubTask
+from roles.toolclass import describe, tool_classes
+
+__all__ = [
+    "CRITERION",
+    "REDERIVE_TURNS",
+    "Derivation",
+    "agreement",
+    "first_derivation",
+    "rederive",
+    "rederives",
+    "second_subtask",
+]
+
+CRITERION = "a second derivation by another means gives the same answer"
+# Model turns of the second derivation: one question, asked again.
+REDERIVE_TURNS = 6
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
+PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?|(?<![\w/])[\w@+-]+\.[A-Za-z]\w{0,7}\b")
+NAME = re.compile(r"[\w@+-]*[A-Za-z][\w.@+-]*\w|[A-Za-z]")
+KINDS = {
+    "count": "number", "total": "number", "number": "number",
+    "path": "path", "name": "name",
+}  # fmt: skip
+WHAT = {"number": "number", "path": "path", "name": "name"}
+QUOTE = 160
+
+
+class _Executes(Protocol):
+    result: ExecutionResult
+
+
+Execute = Callable[[SubTask, Sequence[str]], _Executes]
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """One derivation of the answer: its value, the call behind it, its programs."""
+
+    kind: str  # number | path | name
+    value: str
+    command: str
+    programs: tuple[str, ...]
+
+
+def first_derivation(
+    question: Question, result: ExecutionResult, request: str = ""
+) -> Derivation | None:
+    """Return the derivation a claim rests on, when it is one value of the kind
+    the question asks and one computation (one program or tool) shows it;
+    else None (nothing to re-derive, or it is already shown two ways)."""
+    kind = KINDS.get(question.answer)
+    if kind is None or result.status != "completed":
+        return None
+    calls = _successful(result.tool_calls)
+    asked = f"{request}\n{question.subject}"
+    value = claimed_value(kind, output_text(result.output), calls, asked)
+    if value is None:
+        return None
+    showing = [c for c in calls if _shows(kind, value, c)]
+    means = {tuple(tool_classes(c.tool, c.args)) for c in showing}
+    means.discard(())
+    if len(means) != 1:
+        return None
+    (programs,) = means
+    return Derivation(kind, value, _said(showing[-1]), programs)
+
+
+def claimed_value(
+    kind: str, claim: str, calls: Sequence[ToolCall], asked: str = ""
+) -> str | None:
+    """Return the one value of ``kind`` the claim states that a tool showed,
+    or None when it states none or several; a name is none of the words of
+    ``asked`` (the request)."""
+    if kind == "number":
+        found = [n for n in NUMBER.findall(_without_paths(claim)) if _shown(n, calls)]
+        values = {float(n) for n in found}
+    elif kind == "path":
+        found = [p for p in PATH.findall(claim) if _shown(p, calls)]
+        values = {posixpath.basename(p.rstrip("/")) for p in found}
+    else:
+        words = {w.lower() for w in NAME.findall(asked)}
+        found = [
+            w
+            for w in NAME.findall(_without_paths(claim))
+            if len(w) > 1 and w.lower() not in words and _shown(w, calls)
+        ]
+        values = {w.lower() for w in found}
+    return found[0] if len(values) == 1 else None
+
+
+def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask:
+    """Return the subtask that asks for the same fact again, blind to the first
+    answer, with the first derivation's programs named as blocked."""
+    blocked = ", ".join(describe(p) for p in first.programs)
+    what = WHAT[first.kind]
+    context = (
+        f"Work this out on your own from the files. An earlier derivation used "
+        f"{blocked}; those are blocked now: use a different program or tool. "
+        f"Answer with the {what} alone."
+    )
+    return SubTask(
+        # The same subtask: its card shows the second derivation as an attempt.
+        subtask_id=subtask.subtask_id,
+        parent_task_id=subtask.parent_task_id,
+        intent=request.strip() or subtask.intent,
+        context=context,
+    )
+
+
+def agreement(
+    first: Derivation, second: ExecutionResult, asked: str = ""
+) -> CriterionVerdict:
+    """Return the verdict of the two derivations: agree, disagree, or nothing
+    to compare (the second gave no value of the kind a tool showed)."""
+    calls = _successful(second.tool_calls)
+    value = (
+        claimed_value(first.kind, output_text(second.output), calls, asked)
+        if second.status == "completed"
+        else None
+    )
+    if value is None:
+        said = output_text(second.output).strip()[:QUOTE] or "nothing"
+        return _verdict(
+            True,
+            f"a second derivation by another means gave no {WHAT[first.kind]} a "
+            f"tool showed ({said}); `{first.command}` gave {first.value}",
+            "re-derivation-unconfirmed",
+        )
+    showing = [c for c in calls if _shows(first.kind, value, c)]
+    command = _said(showing[-1]) if showing else "another derivation"
+    if _same(first.kind, first.value, value):
+        return _verdict(
+            True, f"`{first.command}` and `{command}` both give {value}", "re-derived"
+        )
+    verdict = _verdict(
+        False,
+        f"two derivations disagree: `{first.command}` gave {first.value}; "
+        f"`{command}` gave {value}. Work out which of them computes exactly what "
+        "the request asks (the condition it states, the files it names), then "
+        "answer with that one's result",
+        "re-derived",
+    )
+    verdict.failure_class = "logical"
+    return verdict
+
+
+def rederives(model: object) -> bool:
+    """Return True when ``model``'s settings ask for second derivations (a
+    model without settings, the offline one, derives nothing)."""
+    settings = getattr(model, "settings", None)
+    return bool(getattr(settings, "rederive", False))
+
+
+def rederive(
+    subtask: SubTask,
+    result: ExecutionResult,
+    question: Question,
+    request: str,
+    execute: Execute,
+) -> CriterionVerdict | None:
+    """Return the verdict of deriving the claimed answer again, or None when the
+    claim is not one value resting on one computation. ``execute(subtask,
+    blocked)`` runs the second derivation with ``blocked`` tool classes."""
+    first = first_derivation(question, result, request)
+    if first is None:
+        return None
+    second = execute(second_subtask(subtask, first, request), first.programs)
+    return agreement(first, second.result, f"{request}\n{question.subject}")
+
+
+def _successful(entries: Sequence[str]) -> list[ToolCall]:
+    calls = [c for c in map(parse_evidence, entries) if c is not None]
+    return [c for c in calls if not is_failed_call(c) and _exit_ok(c)]
+
+
+def _exit_ok(call: ToolCall) -> bool:
+    code, _ = split_exit_code(call.output)
+    return code in (None, 0)
+
+
+def _body(call: ToolCall) -> str:
+    return split_exit_code(call.output)[1]
+
+
+def _shown(value: str, calls: Sequence[ToolCall]) -> bool:
+    return any(appears(value, _body(c)) for c in calls)
+
+
+def _shows(kind: str, value: str, call: ToolCall) -> bool:
+    if kind == "path":
+        return appears(posixpath.basename(value.rstrip("/")), _body(call))
+    return appears(value, _body(call))
+
+
+def _same(kind: str, first: str, second: str) -> bool:
+    if kind == "number":
+        a, b = float(first), float(second)
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    if kind == "path":
+        return posixpath.basename(first.rstrip("/")) == posixpath.basename(
+            second.rstrip("/")
+        )
+    return first.lower() == second.lower()
+
+
+def _said(call: ToolCall) -> str:
+    command = call.args.get("command") if call.tool == "shell" else None
+    if isinstance(command, str):
+        text = " ".join(command.split())
+    else:
+        text = f"{call.tool} {call.target}".strip()
+    return text if len(text) <= QUOTE else text[:QUOTE] + "…"
+
+
+def _without_paths(text: str) -> str:
+    return re.sub(r"(?<![\w.])(?:/[\w.@+-]+)+/?", " ", text)
+
+
+def _verdict(passed: bool, evidence: str, rule: str) -> CriterionVerdict:
+    return CriterionVerdict(
+        criterion=CRITERION,
+        verdict="pass" if passed else "fail",
+        evidence=evidence,
+        rule=rule,
+    )

@@ -1,0 +1,167 @@
+"""A claim resting on one computation is derived again by another means.
+
+The cases are the false accepts the special rules were written for (a line
+count given for a count of distinct values, a count that missed a file's last
+line), judged here by the general check alone: a second derivation that
+disagrees fails the claim, whichever special rule would have named it.
+"""
+
+from __future__ import annotations
+
+from roles.agent_validator import validate
+from roles.claims.evidence import format_evidence
+from roles.claims.question import Question
+from roles.claims.rederive import (
+    agreement,
+    first_derivation,
+    rederive,
+    second_subtask,
+)
+from roles.contracts import ExecutionResult, SubTask
+from roles.executor import Execution
+from roles.fastloop import run_fast_loop
+from roles.llm.offline import OfflineModel
+
+DISTINCT = "How many different client IP addresses appear in /d/web.log?"
+COUNT = Question(answer="count", count_of="distinct", subject="client IPs")
+SUBTASK = SubTask(subtask_id="s1", parent_task_id="t", intent=DISTINCT)
+
+
+def result(claim: str, *calls: tuple[str, str], status="completed") -> ExecutionResult:
+    entries = [
+        format_evidence("shell", {"command": c}, f"[exit code 0]\n{out}")
+        for c, out in calls
+    ]
+    return ExecutionResult(
+        subtask_id="s1", status=status, output=claim, tool_calls=entries
+    )
+
+
+def test_a_number_resting_on_one_program_is_a_derivation_to_check():
+    first = first_derivation(
+        COUNT, result("240", ("wc -l /d/web.log", "240 /d/web.log"))
+    )
+    assert first is not None
+    assert (first.kind, first.value, first.programs) == ("number", "240", ("shell:wc",))
+    assert first.command == "wc -l /d/web.log"
+
+
+def test_nothing_to_check_without_one_value_or_with_two_means_already():
+    # Two programs printed the same number: it is derived twice already.
+    twice = result(
+        "17", ("sort -u ips | wc -l", "17"), ("awk '!s[$1]++' ips | wc -l", "17")
+    )
+    assert first_derivation(COUNT, twice) is None
+    # Two numbers claimed, or one no tool printed: nothing to re-derive.
+    assert first_derivation(COUNT, result("17 of 240", ("wc -l f", "17\n240"))) is None
+    assert first_derivation(COUNT, result("18", ("wc -l f", "17"))) is None
+    # A question of free text, or a claim of failure.
+    assert (
+        first_derivation(Question(answer="text"), result("17", ("wc -l f", "17")))
+        is None
+    )
+    failed = result("17", ("wc -l f", "17"), status="failed")
+    assert first_derivation(COUNT, failed) is None
+
+
+def test_the_second_subtask_asks_the_request_blind_to_the_first_answer():
+    first = first_derivation(
+        COUNT, result("240", ("wc -l /d/web.log", "240 /d/web.log"))
+    )
+    second = second_subtask(SUBTASK, first, DISTINCT)
+    assert second.intent == DISTINCT and second.subtask_id == "s1"
+    assert "wc (in the shell)" in second.context and "240" not in second.context
+
+
+def test_two_derivations_that_disagree_fail_the_claim_with_both_results():
+    first = first_derivation(
+        COUNT, result("240", ("wc -l /d/web.log", "240 /d/web.log"))
+    )
+    again = result("17", ("cut -d' ' -f1 /d/web.log | sort -u | wc -l", "17"))
+    verdict = agreement(first, again)
+    assert verdict.verdict == "fail" and verdict.failure_class == "logical"
+    assert verdict.rule == "re-derived"
+    assert "`wc -l /d/web.log` gave 240" in verdict.evidence
+    assert "sort -u | wc -l` gave 17" in verdict.evidence
+
+
+def test_two_derivations_that_agree_pass_and_name_both():
+    # wc -l counts newlines: a file whose last line has none is one short, and
+    # a second program that counts lines says so.
+    first = first_derivation(COUNT, result("137", ("grep -c '' /d/a.txt", "137")))
+    verdict = agreement(first, result("137.", ("awk 'END {print NR}' /d/a.txt", "137")))
+    assert verdict.verdict == "pass" and "both give 137" in verdict.evidence
+    short = first_derivation(COUNT, result("136", ("wc -l < /d/a.txt", "136")))
+    assert (
+        agreement(short, result("137", ("grep -c '' /d/a.txt", "137"))).verdict
+        == "fail"
+    )
+
+
+def test_a_second_derivation_without_a_shown_value_confirms_nothing_and_passes():
+    first = first_derivation(COUNT, result("17", ("sort -u ips | wc -l", "17")))
+    for again in (
+        result("I could not do it", status="failed"),
+        result("17", ("echo hi", "hi")),  # a number no tool showed
+    ):
+        verdict = agreement(first, again)
+        assert verdict.verdict == "pass"
+        assert verdict.rule == "re-derivation-unconfirmed"
+
+
+def test_paths_and_names_are_compared_as_what_they_name():
+    where = Question(answer="path")
+    first = first_derivation(
+        where,
+        result(
+            "It is /srv/src/catalog.py",
+            ("grep -rl sku /srv/src", "/srv/src/catalog.py"),
+        ),
+    )
+    assert first is not None and first.kind == "path"
+    same = result(
+        "catalog.py", ("find /srv/src -name '*.py' -newer x", "/srv/src/catalog.py")
+    )
+    assert agreement(first, same).verdict == "pass"
+    name = Question(answer="name")
+    first = first_derivation(
+        name,
+        result("electra", ("sort -k2 -g latency.txt | tail -1", "electra 480.2 ms")),
+        "Which host is the slowest?",
+    )
+    assert first is not None and first.value == "electra"
+    other = result("deneb", ("awk '$2>m{m=$2;h=$1} END{print h}' latency.txt", "deneb"))
+    assert agreement(first, other, "Which host is the slowest?").verdict == "fail"
+
+
+def test_the_fast_loop_retries_a_disagreement_and_matches_an_agreement(tmp_path):
+    answers = iter(["240", "17"])
+
+    def execute_fn(correction, attempt):
+        claim = next(answers)
+        command = "wc -l /d/web.log" if claim == "240" else "sort -u ips | wc -l"
+        return Execution(result(claim, (command, claim)), None, [])
+
+    def validate_fn(res, attempt, trajectory):
+        return validate(
+            SUBTASK, res, model=OfflineModel(), attempt=attempt,
+            trajectory=trajectory, workspace=tmp_path,
+        )  # fmt: skip
+
+    seconds = iter(["17", "17"])
+
+    def derive_again(second, blocked):
+        claim = next(seconds)
+        return Execution(result(claim, ("awk '!s[$1]++' ips | wc -l", claim)), None, [])
+
+    corrections = []
+    outcome, executions, _ = run_fast_loop(
+        SUBTASK,
+        execute_fn=execute_fn,
+        validate_fn=validate_fn,
+        on_correction=lambda c, v: corrections.append(c),
+        rederive_fn=lambda res: rederive(SUBTASK, res, COUNT, DISTINCT, derive_again),
+    )
+    assert outcome.status == "matched" and len(executions) == 2
+    assert "two derivations disagree" in corrections[0].what_was_wrong
+    assert outcome.criteria_verdicts[-1].rule == "re-derived"
