@@ -44,7 +44,7 @@ def tool_classes(tool: str, args: Mapping[str, Any]) -> list[str]:
 OTHER_WAYS = {
     "wc": (
         "grep -c '' FILE or awk 'END {print NR}' FILE count a file's lines; "
-        "find DIR -type f -name '*.py' | grep -c . counts files"
+        "find DIR -type f -name '*.EXT' | grep -c . counts files"
     ),
     "find": "ls -R DIR or the glob tool list files",
     "grep": "awk '/WORD/' FILE or sed -n '/WORD/p' FILE print matching lines",

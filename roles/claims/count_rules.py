@@ -99,7 +99,7 @@ def counts_other_kind(case: Case) -> str:
     if kind == "files" and counted == "lines":
         return (
             f"{said} counts the lines inside the files it names, not the files: "
-            "list the files and count the list (find DIR -type f -name '*.py' | "
+            "list the files and count the list (find DIR -type f -name '*.EXT' | "
             f"wc -l); {NO_EVIDENCE}"
         )
     if kind == "matches" and word:

@@ -186,7 +186,7 @@ def unlisted_zero(case: Case) -> str:
         "the claimed count is 0, but no tool listing shows that nothing is "
         "there: a count of 0 often comes from looking in the wrong place (ls "
         "without the files in subdirectories, a pattern that matches nothing); "
-        "list what is counted (find DIR -name '*.py', grep -rn WORD DIR), "
+        "list what is counted (find DIR -name '*.EXT', grep -rn WORD DIR), "
         f"then count that; {NO_EVIDENCE}"
     )
 

@@ -485,7 +485,7 @@ def test_the_length_of_one_file_is_not_a_count_of_files(command):
     claim = '{"file_exists": true, "output_matches": {"count": 1}}'
     reason = judged("Count the Python files", claim, FIND, length, request=FILES_ASKED)
     assert reason.startswith(f"the claimed 1 was printed by `{command}`")
-    assert "find DIR -type f -name '*.py' | wc -l" in reason
+    assert "find DIR -type f -name '*.EXT' | wc -l" in reason
 
 
 @pytest.mark.parametrize(
