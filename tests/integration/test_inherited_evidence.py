@@ -59,7 +59,21 @@ def model(monkeypatch):
         server.default_reply(json.dumps(TASK_SPEC), role="R1")
         server.default_reply(two_groups(), role="R2")
         server.responder(accept, role="R4b")
+        # What the checks leave to the model (a step is done) is judged met.
+        server.responder(done, role="R4a")
         yield server
+
+
+def done(request) -> str:
+    return json.dumps(
+        {
+            "verdict": "matched",
+            "criteria_results": [{"criterion": "", "met": True, "evidence": "ran"}],
+            "what_was_wrong": "",
+            "what_to_do": "",
+            "failure_reason": "",
+        }
+    )
 
 
 def outcomes(run) -> dict[str, dict]:
