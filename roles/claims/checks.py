@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roles.claims.computed import NUMBER
-from roles.claims.count_check import count_free
 from roles.claims.facts import (
     appears,
     evidence_text,
@@ -34,7 +32,6 @@ from roles.claims.facts import (
     spaced_regex,
     texts,
 )
-from roles.claims.number_pattern import bare_number_met
 from roles.contracts import ExecutionResult
 from roles.jsontypes import nested, of_type, output_json, type_named
 from roles.llm.jsonparse import JSONExtractError
@@ -67,23 +64,10 @@ def evaluate_check(
 ) -> CheckResult:
     """Evaluate one machine check against an ExecutionResult.
 
-    Under a count question, a check that only demands a word of the question
-    ("rows" for "how many rows", "ERROR" for "how many lines contain ERROR") or
-    a line of what was counted (``.*\\.py$``) asks for what no count states:
-    the answer is a number, which the evidence rule judges (``roles.claims.computed``:
-    computed, and by a command that looks for the word). Any output that states
-    a number meets such a check (``roles.claims.count_check``).
+    ``request`` is the user's; what a plan's check may demand of it is decided
+    before the plan runs (``roles.planning.stated``): a check that reaches
+    here is read as written.
     """
-    named = count_free(check, request)
-    if named:
-        said = output_text(result.output).strip()
-        if said and not NUMBER.search(said):
-            return CheckResult(
-                False,
-                f"{named} names no format, but the output states no number, and a "
-                f"count question is answered by one: {_quote(said)}",
-            )
-        return _any_output(named, result)
     return _evaluate(check, result, workspace)
 
 
@@ -173,8 +157,6 @@ def _output_matches(check, result, _workspace) -> CheckResult:
                 return CheckResult(True, f"{said} (the claim quotes it)")
     if refused is not None:
         return refused
-    if said := bare_number_met(regex, pattern, result):
-        return CheckResult(True, said)
     head = _quote(output_text(result.output))
     return CheckResult(False, f"no match for /{pattern}/ in the output ({head})")
 

@@ -191,3 +191,36 @@ def test_every_subtask_of_a_parallel_plan_carries_the_request():
     assert all(
         s.context.endswith(f"The user's request: {request}") for s in shaped_plan
     )
+
+
+# What an output check once had to be read as, under a question of a number ------
+
+
+@pytest.mark.parametrize(
+    ("request_text", "check"),
+    [
+        # A bare-number pattern, which no worded claim meets as written.
+        (TOTAL, matches("^[0-9]+$")),
+        (TOTAL, matches(r"^\d+(\.\d+)?$")),
+        # A word of the count question, which no number holds.
+        ("How many lines in /d/app.log contain the word ERROR?", contains("ERROR")),
+        ("How many lines in /d/app.log contain the word ERROR?", matches("ERROR")),
+        # A line of the listing that was counted, which no count is.
+        ("How many Python files are there under /srv/p?", matches(r".*\.py$")),
+        ("How many Python files are there under /srv/p?", matches(r"/^src\/.*$/")),
+        # A command copied into the check, which can never match.
+        ("How many Python files are there under /srv/p?",
+         matches("ls $dir | grep -c '.*\\.py'")),
+    ],
+)  # fmt: skip
+def test_a_check_no_number_can_meet_never_reaches_r4a_and_the_number_answers(
+    request_text, check
+):
+    criteria, notes = shaped(request_text, check)
+    assert kinds(criteria) == ["answer_form"] and notes
+    [ok] = answered(request_text, "count it", "[exit code 0]\n17\n", "17")
+    assert ok.verdict == "pass"
+    [gave_up] = answered(
+        request_text, "count it", "[exit code 0]\n17\n", "I could not count them"
+    )
+    assert gave_up.verdict == "fail" and gave_up.rule == "number-not-stated"
