@@ -89,15 +89,3 @@ def counted_word(request: str) -> str:
         if introduced or (word.isupper() and len(word) > 1):
             return word.rstrip(".")
     return ""
-
-
-def unguarded_words(request: str) -> set[str]:
-    """Return, lower-cased, the words a count question counts lines by that
-    ``counted_word`` does not take ("errors" in "how many lines contain
-    errors"): no rule checks that the count looks for them."""
-    taken = counted_word(request).lower()
-    words = {
-        (found["quoted"] or found["bare"]).rstrip(".").lower()
-        for found in COUNTED_WORD.finditer(request or "")
-    }
-    return words - {taken}
