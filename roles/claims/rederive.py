@@ -3,11 +3,12 @@
 Every special rule of evidence names one way a computation misses what was
 asked (``wc -l`` for distinct values, a line count for a count of files, a
 file's length for a count of its matches). A check that needs no such list:
-an answer that is a number, a path or a name and rests on one computation is
-asked for again, blind to the first answer, with the programs of the first
-derivation blocked, and passes only when the two agree::
+an answer that is a number, a path, a name or names, or a yes or no, and
+rests on one computation, is asked for again, blind to the first answer, with
+the programs of the first derivation blocked, and passes only when the two
+agree (a yes or no rests on every call that read)::
 
-    first = first_derivation(question, result)
+    first = first_derivation(question, result, request)
     # Derivation(kind="number", value="240", command="wc -l web.log",
     #            programs=("shell:wc",))
     second = execute(second_subtask(subtask, first, request), first.programs)
@@ -61,9 +62,14 @@ PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?|(?<![\w/])[\w@+-]+\.[A-Za-z]\w{0
 NAME = re.compile(r"[\w@+-]*[A-Za-z][\w.@+-]*\w|[A-Za-z]")
 KINDS = {
     "count": "number", "total": "number", "number": "number",
-    "path": "path", "name": "name",
+    "path": "path", "name": "name", "names": "names", "yes_no": "yes_no",
 }  # fmt: skip
-WHAT = {"number": "number", "path": "path", "name": "name"}
+WHAT = {
+    "number": "number", "path": "path", "name": "name", "names": "names",
+    "yes_no": "yes or no",
+}  # fmt: skip
+YES = frozenset({"yes", "true", "enabled", "on"})
+NO = frozenset({"no", "false", "disabled", "not", "off", "none"})
 QUOTE = 160
 
 
@@ -98,9 +104,14 @@ def first_derivation(
     value = claimed_value(kind, output_text(result.output), calls, asked)
     if value is None:
         return None
-    showing = [c for c in calls if _shows(kind, value, c)]
+    # A yes or no is no word a tool prints: it rests on every call that read.
+    showing = (
+        calls if kind == "yes_no" else [c for c in calls if _shows(kind, value, c)]
+    )
     means = {tuple(tool_classes(c.tool, c.args)) for c in showing}
     means.discard(())
+    if kind == "yes_no" and means:
+        means = {tuple(dict.fromkeys(p for m in means for p in m))}
     if len(means) != 1:
         return None
     (programs,) = means
@@ -119,6 +130,11 @@ def claimed_value(
     elif kind == "path":
         found = [p for p in PATH.findall(claim) if _shown(p, calls)]
         values = {posixpath.basename(p.rstrip("/")) for p in found}
+    elif kind == "yes_no":
+        words = {w.lower() for w in NAME.findall(claim)}
+        said = {"yes"} if words & YES else set()
+        said |= {"no"} if words & NO else set()
+        return said.pop() if len(said) == 1 and calls else None
     else:
         words = {w.lower() for w in NAME.findall(asked)}
         found = [
@@ -127,6 +143,8 @@ def claimed_value(
             if len(w) > 1 and w.lower() not in words and _shown(w, calls)
         ]
         values = {w.lower() for w in found}
+        if kind == "names":
+            return ", ".join(sorted(values)) if values else None
     return found[0] if len(values) == 1 else None
 
 
@@ -229,12 +247,16 @@ def _shown(value: str, calls: Sequence[ToolCall]) -> bool:
 
 
 def _shows(kind: str, value: str, call: ToolCall) -> bool:
+    if kind == "names":
+        return any(appears(v, _body(call)) for v in value.split(", "))
     if kind == "path":
         return appears(posixpath.basename(value.rstrip("/")), _body(call))
     return appears(value, _body(call))
 
 
 def _same(kind: str, first: str, second: str) -> bool:
+    if kind == "names":
+        return set(first.split(", ")) == set(second.split(", "))
     if kind == "number":
         a, b = float(first), float(second)
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)

@@ -165,3 +165,36 @@ def test_the_fast_loop_retries_a_disagreement_and_matches_an_agreement(tmp_path)
     assert outcome.status == "matched" and len(executions) == 2
     assert "two derivations disagree" in corrections[0].what_was_wrong
     assert outcome.criteria_verdicts[-1].rule == "re-derived"
+
+
+def test_names_are_compared_as_sets_and_a_yes_or_no_as_its_word():
+    request = "Which users made more than 3 requests according to /d/access.log?"
+    names = Question(answer="names")
+    log = "user=alice\nuser=farid\nuser=bruno"
+    first = first_derivation(
+        names, result("alice and farid", ("awk … /d/access.log", log)), request
+    )
+    assert first is not None and first.value == "alice, farid"
+    same = result("farid, alice", ("grep -c … /d/access.log", "farid 5\nalice 4"))
+    assert agreement(first, same, request).verdict == "pass"
+    more = result(
+        "alice, bruno, farid", ("sort … | uniq -c", "alice 4\nbruno 2\nfarid 5")
+    )
+    assert agreement(first, more, request).verdict == "fail"
+
+    asked = "Is debug logging turned on in /d/settings.json?"
+    yes_no = Question(answer="yes_no")
+    first = first_derivation(
+        yes_no,
+        result("No, it is off.", ("grep debug /d/settings.json", '"debug": false')),
+        asked,
+    )
+    assert first is not None and (first.value, first.programs) == (
+        "no",
+        ("shell:grep",),
+    )
+    again = result("false: no", ("python3 -c …", "False"))
+    assert agreement(first, again, asked).verdict == "pass"
+    assert agreement(first, result("Yes", ("jq …", "true")), asked).verdict == "fail"
+    # A yes or no with no call behind it is nothing to derive again.
+    assert first_derivation(yes_no, result("No"), asked) is None
