@@ -262,12 +262,12 @@ def toolbox_for(
 ) -> Toolbox:
     """Return the subtask's Toolbox; a resumed one gets its evidence and answer.
 
-    ``more_blocked`` are tool classes blocked for this toolbox alone; with
+    ``more_blocked`` are targets blocked for this toolbox alone; with
     ``refuse`` every Law 1 question is answered no, so nothing parks.
     """
     state = run.load_state()
     blocked_tools, blocked_targets = state.blocked()
-    blocked_tools = [*blocked_tools, *more_blocked]
+    blocked_targets = [*blocked_targets, *more_blocked]
     workspace = runtime.workspace_for(run)
     sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
     shared = runtime.shared_area(run.owner_id)

@@ -197,9 +197,10 @@ def question_for(asks: Question | None, request: str) -> Question:
     and so is a ``matching`` word that is not one for a count of matching lines.
     The paths of an effect are kept only when the request's words ask for one:
     code then demands the change, and a small model's misreading must not.
-    Where the request's words plainly state an answer kind (or what a count
-    counts) other than R1's, the words win; R1's stands where they state none
-    (a rephrased or non-English request).
+    Where the request's words plainly state an answer kind other than R1's,
+    the words win, and where they plainly ask how many, so does what they say
+    is counted (nothing, when they name no kind); R1's stands where the words
+    state none (a rephrased or non-English request).
     """
     if asks is None:
         return read_question(request)
@@ -213,7 +214,9 @@ def question_for(asks: Question | None, request: str) -> Question:
         # The words plainly state another kind: a small R1 misnames kinds (a
         # list of services called a path), and the words are the user's.
         update |= {"answer": words.answer, "count_of": words.count_of}
-    elif words.count_of and asks.count_of != words.count_of:
+    elif words.answer == "count" == asks.answer:
+        # What a count counts is the words' where they plainly ask how many: a
+        # small R1 calls accounts "files", and code then refuses answers by it.
         update["count_of"] = words.count_of
     return asks.model_copy(update=update)
 

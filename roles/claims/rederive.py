@@ -5,22 +5,22 @@ asked (``wc -l`` for distinct values, a line count for a count of files, a
 file's length for a count of its matches). A check that needs no such list:
 an answer that is a number, a path, a name or names, or a yes or no, and
 rests on one computation, is asked for again, blind to the first answer, with
-the programs of the first derivation blocked, and passes only when the two
-agree (a yes or no rests on every call that read)::
+the first derivation's command blocked, and passes only when the two agree by
+different programs (a yes or no rests on every call that read)::
 
     first = first_derivation(question, result, request)
     # Derivation(kind="number", value="240", command="wc -l web.log",
     #            programs=("shell:wc",))
-    second = execute(second_subtask(subtask, first, request), first.programs)
+    second = execute(second_subtask(subtask, first, request), (first.target,))
     agreement(first, second.result)
     # CriterionVerdict(verdict="fail", rule="re-derived", evidence="two
     #   derivations disagree: `wc -l web.log` gave 240; `cut -d' ' -f1 web.log
     #   | sort -u | wc -l` gave 17")
 
 A second derivation that yields no value of the kind (the executor failed, or
-stated one no tool showed) confirms nothing and refutes nothing: the verdict
-passes, named ``re-derivation-unconfirmed``, so a small model's failed second
-try never turns a right answer into an abandon; a disagreement always fails.
+stated one no tool showed), or got it by the same programs, confirms nothing:
+the claim fails, named ``re-derivation-unconfirmed``, and the correction asks
+for a command that computes exactly what is asked. Only agreement passes.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import Protocol
 
 from roles.claims.evidence import (
     ToolCall,
+    first_target,
     is_failed_call,
     parse_evidence,
     split_exit_code,
@@ -41,7 +42,7 @@ from roles.claims.evidence import (
 from roles.claims.facts import appears, output_text
 from roles.claims.question import Question
 from roles.contracts import CriterionVerdict, ExecutionResult, SubTask
-from roles.toolclass import describe, tool_classes
+from roles.toolclass import tool_classes
 
 __all__ = [
     "CRITERION",
@@ -84,10 +85,11 @@ Execute = Callable[[SubTask, Sequence[str]], _Executes]
 class Derivation:
     """One derivation of the answer: its value, the call behind it, its programs."""
 
-    kind: str  # number | path | name
+    kind: str  # number | path | name | names | yes_no
     value: str
-    command: str
-    programs: tuple[str, ...]
+    command: str  # the call behind it, as a reader says it
+    programs: tuple[str, ...]  # its tool classes (roles.toolclass)
+    target: str = ""  # its exact target (the command line), blocked the next time
 
 
 def first_derivation(
@@ -115,7 +117,8 @@ def first_derivation(
     if len(means) != 1:
         return None
     (programs,) = means
-    return Derivation(kind, value, _said(showing[-1]), programs)
+    last = showing[-1]
+    return Derivation(kind, value, _said(last), programs, first_target(last.args))
 
 
 def claimed_value(
@@ -150,13 +153,13 @@ def claimed_value(
 
 def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask:
     """Return the subtask that asks for the same fact again, blind to the first
-    answer, with the first derivation's programs named as blocked."""
-    blocked = ", ".join(describe(p) for p in first.programs)
+    answer: the first derivation's command is named as blocked."""
     what = WHAT[first.kind]
     context = (
-        f"Work this out on your own from the files. An earlier derivation used "
-        f"{blocked}; those are blocked now: use a different program or tool. "
-        f"Answer with the {what} alone."
+        f"Work this out on your own from the files. An earlier derivation ran "
+        f"`{first.command}`; that command is blocked now: get the answer by a "
+        f"different means (other programs, or another tool). Answer with the "
+        f"{what} alone."
     )
     return SubTask(
         # The same subtask: its card shows the second derivation as an attempt.
@@ -170,38 +173,41 @@ def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask
 def agreement(
     first: Derivation, second: ExecutionResult, asked: str = ""
 ) -> CriterionVerdict:
-    """Return the verdict of the two derivations: agree, disagree, or nothing
-    to compare (the second gave no value of the kind a tool showed)."""
+    """Return the verdict of the two derivations: they agree, they disagree, or
+    the second confirms nothing (it showed no value of the kind, or got it by
+    the same programs); only agreement passes."""
     calls = _successful(second.tool_calls)
     value = (
         claimed_value(first.kind, output_text(second.output), calls, asked)
         if second.status == "completed"
         else None
     )
-    if value is None:
+    showing = [c for c in calls if value is not None and _shows(first.kind, value, c)]
+    if first.kind == "yes_no":
+        showing = calls
+    programs = {p for c in showing for p in tool_classes(c.tool, c.args)}
+    if value is None or programs == set(first.programs):
         said = output_text(second.output).strip()[:QUOTE] or "nothing"
-        return _verdict(
-            True,
-            f"a second derivation by another means gave no {WHAT[first.kind]} a "
-            f"tool showed ({said}); `{first.command}` gave {first.value}",
+        how = "by the same programs" if value is not None else "no value a tool showed"
+        return _failed(
+            f"`{first.command}` gave {first.value}, and a second derivation by "
+            f"another means confirmed nothing ({how}: {said}). Show the answer by "
+            "a command that computes exactly what the request asks, and check "
+            "that it does",
             "re-derivation-unconfirmed",
         )
-    showing = [c for c in calls if _shows(first.kind, value, c)]
     command = _said(showing[-1]) if showing else "another derivation"
     if _same(first.kind, first.value, value):
         return _verdict(
             True, f"`{first.command}` and `{command}` both give {value}", "re-derived"
         )
-    verdict = _verdict(
-        False,
+    return _failed(
         f"two derivations disagree: `{first.command}` gave {first.value}; "
         f"`{command}` gave {value}. Work out which of them computes exactly what "
         "the request asks (the condition it states, the files it names), then "
         "answer with that one's result",
         "re-derived",
     )
-    verdict.failure_class = "logical"
-    return verdict
 
 
 def rederives(model: object) -> bool:
@@ -220,11 +226,11 @@ def rederive(
 ) -> CriterionVerdict | None:
     """Return the verdict of deriving the claimed answer again, or None when the
     claim is not one value resting on one computation. ``execute(subtask,
-    blocked)`` runs the second derivation with ``blocked`` tool classes."""
+    blocked)`` runs the second derivation with ``blocked`` targets."""
     first = first_derivation(question, result, request)
     if first is None:
         return None
-    second = execute(second_subtask(subtask, first, request), first.programs)
+    second = execute(second_subtask(subtask, first, request), (first.target,))
     return agreement(first, second.result, f"{request}\n{question.subject}")
 
 
@@ -278,6 +284,12 @@ def _said(call: ToolCall) -> str:
 
 def _without_paths(text: str) -> str:
     return re.sub(r"(?<![\w.])(?:/[\w.@+-]+)+/?", " ", text)
+
+
+def _failed(evidence: str, rule: str) -> CriterionVerdict:
+    verdict = _verdict(False, evidence, rule)
+    verdict.failure_class = "logical"
+    return verdict
 
 
 def _verdict(passed: bool, evidence: str, rule: str) -> CriterionVerdict:

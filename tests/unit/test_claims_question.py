@@ -105,3 +105,18 @@ def test_the_words_win_where_they_plainly_state_another_kind():
     kept = question_for(asks, "List the services defined in /etc/compose/stack.yml.")
     assert kept.answer == "names"
     assert asks.paths == ["/etc/compose/stack.yml"]
+
+
+def test_what_a_count_counts_is_the_words_where_they_plainly_ask_how_many():
+    # A real R1 called the accounts of a passwd file "files", and code then
+    # took a count of files holding "bash" as the answer.
+    request = "How many accounts in /d/passwd use /bin/bash as their login shell?"
+    asks = Question(answer="count", count_of="files")
+    assert question_for(asks, request).count_of == ""
+    files = "How many Python files are there under /srv/p?"
+    assert question_for(Question(answer="count"), files).count_of == "files"
+    # Words that ask no plain "how many" leave R1's reading as it is.
+    asks = Question(answer="count", count_of="distinct")
+    assert (
+        question_for(asks, "Combien d'adresses IP différentes ?").count_of == "distinct"
+    )

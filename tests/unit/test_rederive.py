@@ -43,7 +43,7 @@ def test_a_number_resting_on_one_program_is_a_derivation_to_check():
     )
     assert first is not None
     assert (first.kind, first.value, first.programs) == ("number", "240", ("shell:wc",))
-    assert first.command == "wc -l /d/web.log"
+    assert first.command == first.target == "wc -l /d/web.log"
 
 
 def test_nothing_to_check_without_one_value_or_with_two_means_already():
@@ -70,7 +70,7 @@ def test_the_second_subtask_asks_the_request_blind_to_the_first_answer():
     )
     second = second_subtask(SUBTASK, first, DISTINCT)
     assert second.intent == DISTINCT and second.subtask_id == "s1"
-    assert "wc (in the shell)" in second.context and "240" not in second.context
+    assert "`wc -l /d/web.log`" in second.context and "240" not in second.context
 
 
 def test_two_derivations_that_disagree_fail_the_claim_with_both_results():
@@ -98,14 +98,18 @@ def test_two_derivations_that_agree_pass_and_name_both():
     )
 
 
-def test_a_second_derivation_without_a_shown_value_confirms_nothing_and_passes():
+def test_a_second_derivation_that_shows_nothing_or_the_same_means_fails_unconfirmed():
+    # A real false accept: `find … -exec grep -l bash {} + | wc -l` gave 1 for
+    # "how many accounts use /bin/bash", and the second try found nothing.
     first = first_derivation(COUNT, result("17", ("sort -u ips | wc -l", "17")))
     for again in (
         result("I could not do it", status="failed"),
+        result("No accounts use it."),
         result("17", ("echo hi", "hi")),  # a number no tool showed
+        result("17", ("sort -u ips | wc -l -", "17")),  # the same programs
     ):
         verdict = agreement(first, again)
-        assert verdict.verdict == "pass"
+        assert verdict.verdict == "fail" and verdict.failure_class == "logical"
         assert verdict.rule == "re-derivation-unconfirmed"
 
 
