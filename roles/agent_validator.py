@@ -44,6 +44,7 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
+from roles.cookbook import nudge
 from roles.criteria import CHECK_TYPES, DONE
 from roles.llm.client import Usage
 from roles.recoverable import namesakes, transient_failure
@@ -156,6 +157,9 @@ def validate(
         reason = stop or f"max attempts ({max_attempts}) reached; last issue: {wrong}"
         outcome = _outcome(subtask, result, "failed", reason, history, verdicts)
         return Validation("failed", verdicts, gap, None, outcome, judged.usage)
+    if first.failure_class != "environmental" and nudges(model):
+        asked = question_for(question, request).answer
+        todo = f"{todo} {nudge(asked, result.tool_calls)}".strip()
     correction = CorrectionSignal(
         subtask_id=subtask.subtask_id,
         attempt_number=attempt,
@@ -165,6 +169,12 @@ def validate(
         what_to_do=todo,
     )
     return Validation("retry", verdicts, gap, correction, None, judged.usage)
+
+
+def nudges(model: Any) -> bool:
+    """Return True when ``model``'s settings ask corrections to name the next
+    commands to try (the offline model has no settings and names none)."""
+    return bool(getattr(getattr(model, "settings", None), "nudges", False))
 
 
 REDERIVED_TODO = (

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from roles.contracts import CorrectionSignal, SubTask
+from roles.cookbook import cookbook_text
 from roles.toolclass import describe
 from roles.tools import Toolbox, head_tail
 
@@ -49,32 +50,6 @@ completed = done and shown by tool output; uncertain = genuinely ambiguous and \
 no tool can settle it; failed = it cannot be done (say why in output)."""
 
 
-# The standard programs of a Debian box and what people use them for: a small
-# model that knows the program answers in one call what it otherwise reads and
-# works out by hand. Shapes only (FILE, DIR, N, TEXT), no task's data.
-COOKBOOK = """Standard commands (FILE, DIR, TEXT, N are placeholders):
-- lines: wc -l < FILE; lines holding TEXT: grep -c 'TEXT' FILE; \
-occurrences: grep -o 'TEXT' FILE | wc -l
-- rows whose field N equals TEXT (separator ':'): awk -F: '$N=="TEXT"' FILE | wc -l
-- distinct values of field N: awk '{print $N}' FILE | sort -u | wc -l
-- most frequent value: awk '{print $N}' FILE | sort | uniq -c | sort -rn | head -3
-- sum of column N of a CSV: awk -F, 'NR>1 {s+=$N} END {print s}' FILE; \
-largest: sort -t, -k N -g FILE | tail -1
-- files: find DIR -type f -name '*.EXT' | wc -l (-maxdepth 1: not in \
-subdirectories; -name '.*': hidden; -empty; -newer FILE; -perm -u+x)
-- sizes in bytes: find DIR -type f -printf '%s %p\\n' | sort -n; total: \
-du -sb DIR (du -h rounds to blocks); newest: ls -t DIR | head -1
-- which file holds TEXT: grep -rl 'TEXT' DIR; where: grep -rn 'TEXT' DIR
-- a setting's value: grep -n 'KEY' FILE; JSON: python3 -c 'import json; \
-print(json.load(open("FILE"))["KEY"])'
-- change a file in place: sed -i 's/OLD/NEW/' FILE, then show it with grep
-- run a function: cd DIR && python3 -c 'from MODULE import F; print(F(ARG))'
-- dates: date -d 'YYYY-MM-DD' +%s; archives: tar -tzf FILE lists, \
-tar -czf OUT.tar.gz -C PARENT NAME packs
-
-"""
-
-
 def build_messages(
     subtask: SubTask,
     toolbox: Toolbox,
@@ -94,7 +69,7 @@ def build_messages(
         tools=names,
         blocked=note,
         max_turns=max_turns,
-        cookbook=COOKBOOK if cookbook else "",
+        cookbook=cookbook_text() if cookbook else "",
     )
     task = {
         "subtask_id": subtask.subtask_id,

@@ -132,6 +132,9 @@ class LLMSettings:
     # A number, path or name resting on one computation is derived again by
     # another means before it passes (roles.claims.rederive).
     rederive: bool = True
+    # A correction names the step that failed and the commands to try next
+    # (roles.cookbook.nudge).
+    nudges: bool = True
 
 
 def tier_of(role: str) -> str:
@@ -225,6 +228,7 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         plan_chains=chains,  # type: ignore[arg-type]
         cookbook=_flag(env, "ARTOO_COOKBOOK", True),
         rederive=_flag(env, "ARTOO_REDERIVE", True),
+        nudges=_flag(env, "ARTOO_NUDGES", True),
     )
 
 

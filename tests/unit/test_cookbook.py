@@ -1,0 +1,72 @@
+"""The executor's cookbook, and the nudge a correction takes from it."""
+
+from __future__ import annotations
+
+from roles.agent_validator import validate
+from roles.claims.evidence import format_evidence
+from roles.claims.question import Question
+from roles.contracts import ExecutionResult, SubTask
+from roles.cookbook import COOKBOOK, cookbook_text, nudge
+from roles.criteria import FORM_CHECK
+from roles.executor_prompts import build_messages
+from roles.llm.config import LLMSettings
+from roles.tools import Toolbox
+
+
+def test_every_line_is_in_the_executors_prompt_and_names_no_tasks_data():
+    text = cookbook_text()
+    for kinds, line in COOKBOOK:
+        assert line in text and kinds
+    for data in ("passwd", "/bin/bash", "access.log", ".jpeg", "sales.csv"):
+        assert data not in text
+
+
+def test_the_prompt_has_the_cookbook_unless_it_is_turned_off(tmp_path):
+    sub = SubTask(subtask_id="s", parent_task_id="t", intent="count")
+    box = Toolbox(tmp_path)
+    on = build_messages(sub, box, None, "", 1, 10)[0]["content"]
+    off = build_messages(sub, box, None, "", 1, 10, cookbook=False)[0]["content"]
+    assert "Standard commands" in on and "Standard commands" not in off
+
+
+def test_a_nudge_names_the_failed_step_and_the_lines_for_the_answer_asked():
+    call = format_evidence(
+        "shell", {"command": "wc -l /d/passwd"}, "[exit code 0]\n31 /d/passwd"
+    )
+    said = nudge("count", [call])
+    assert said.startswith(
+        "The step that failed: `wc -l /d/passwd` printed '31 /d/passwd'."
+    )
+    assert "grep -c 'TEXT' FILE" in said
+    assert "Next, try:" in nudge("path", []) and nudge("unknown", [call]) == ""
+
+
+class _Judge:
+    """R4a's model as far as a correction goes: settings, never called."""
+
+    def __init__(self, nudges: bool):
+        self.settings = LLMSettings(nudges=nudges)
+
+    def complete_json(self, *args, **kwargs):  # pragma: no cover - never called
+        raise AssertionError("the form check needs no model")
+
+
+def test_a_correction_carries_the_nudge_when_the_settings_ask_for_it(tmp_path):
+    request = "How many accounts in /d/passwd use /bin/bash?"
+    sub = SubTask(
+        subtask_id="s", parent_task_id="t", intent=request,
+        success_criteria=[{"criterion": "a count", "check": {"type": FORM_CHECK}}],
+    )  # fmt: skip
+    read = format_evidence(
+        "read_file", {"path": "/d/passwd"}, "root:x:0:0::/root:/bin/bash"
+    )
+    result = ExecutionResult(
+        subtask_id="s", status="completed", output="I read it", tool_calls=[read]
+    )
+    for on in (True, False):
+        checked = validate(
+            sub, result, model=_Judge(on), attempt=1, trajectory=[],
+            workspace=tmp_path, request=request, question=Question(answer="count"),
+        )  # fmt: skip
+        assert checked.verdict == "retry"
+        assert ("Next, try:" in checked.correction.what_to_do) is on
