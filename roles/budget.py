@@ -43,7 +43,9 @@ def reply_reserve(context_tokens: int) -> int:
 # The longest reply a role needs: a tool call or a verdict is short, a plan is
 # not. A small model that falls into a repeating loop stops here, not at the
 # window's reserve (2048 tokens is minutes on a CPU).
-ROLE_REPLY_TOKENS = {"R3": 1024, "R4a": 1024}
+# R1's TaskSpec and R4b's verdict are a few hundred tokens; R2's plan keeps
+# the reserve.
+ROLE_REPLY_TOKENS = {"R1": 768, "R3": 1024, "R4a": 1024, "R4b": 1024}
 
 
 def reply_limit(context_tokens: int, role: str) -> int:
