@@ -259,4 +259,13 @@ def looks_for(word: str, command: str) -> bool:
     ``grep -vc ERROR x``, which counts the lines without it, do not."""
     pipelines = parse_command(command).pipelines
     patterns = [pattern for line in pipelines for pattern in selects_with(line)]
-    return any(word.lower() in pattern.lower() for pattern in patterns)
+    return any(_overlaps(word.lower(), pattern.lower()) for pattern in patterns)
+
+
+def _overlaps(word: str, pattern: str) -> bool:
+    """True when a filter's pattern holds the word, or the word holds the
+    pattern's text (`` 10:`` selects the lines of 10:00, ``bash`` /bin/bash)."""
+    if word in pattern:
+        return True
+    core = pattern.strip(" ^$*.\\'\"")
+    return len(core) >= 3 and core in word

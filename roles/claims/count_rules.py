@@ -10,6 +10,7 @@ by a loose name pattern are refused with the command that computes it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
@@ -27,6 +28,7 @@ from roles.claims.evidence import split_exit_code
 from roles.claims.facts import FACT
 from roles.claims.field_values import miscounted
 from roles.claims.name_patterns import loose_count_reason, loose_extension_count
+from roles.claims.question_words import stated_conditions
 from roles.claims.quoted_fields import split_quoted
 from roles.claims.unterminated import uncounted_last_line
 
@@ -166,23 +168,53 @@ def _picks_from_counts(command) -> bool:
 
 
 def counter_ignores_word(case: Case) -> str:
-    """A count of the lines holding a word, printed by a command that counts
-    every line."""
-    word, numbers, calls = counted_word(case), claimed_numbers(case), case.calls
-    if not (word and states_total(case)):
+    """A count of the lines that hold something the request states (the word
+    counted lines hold, a quoted text, a word in capitals, a path that is no
+    file the command reads, a time), printed by commands none of which looks
+    for any of it: they count every line."""
+    words = condition_words(case)
+    numbers, calls = claimed_numbers(case), case.calls
+    if not (words and states_total(case)):
         return ""
-    wrong = [(f, c) for f in numbers if (c := counts_other_lines(f, word, calls))]
+    wrong = [
+        (f, c, w)
+        for f in numbers
+        for w in words
+        if (c := counts_other_lines(f, w, calls))
+    ]
     right = any(
-        computed(f, calls) and not counts_other_lines(f, word, calls) for f in numbers
+        computed(f, calls) and not counts_other_lines(f, w, calls)
+        for f in numbers
+        for w in words
     )
     if not wrong or right:
         return ""
-    value, command = wrong[0]
+    value, command, word = wrong[0]
     return (
         f"the claimed {value} was printed by `{command}`, which does not look "
         f"for {word!r}: it counts every line, not the lines that hold {word!r}; "
         f"count only those (grep -c {shlex.quote(word)} FILE); {NO_EVIDENCE}"
     )
+
+
+def condition_words(case: Case) -> list[str]:
+    """Return what the counted lines must hold: the Question's word, then the
+    literal values the request states, less the paths that say where to
+    count."""
+    word = counted_word(case)
+    commands = " ".join(c for c, _ in printers_of(case))
+    stated = stated_conditions(case.request)
+    paths = [v for v in stated if v.startswith("/")]
+    # One path is where to count; of several, one a command names is a file it
+    # reads, and the others are values the lines hold ("use /bin/bash").
+    named = {p for p in paths if len(paths) < 2 or posixpath.basename(p) in commands}
+    stated = [v for v in stated if v not in named]
+    return list(dict.fromkeys([word, *stated] if word else stated))
+
+
+def printers_of(case: Case) -> list[tuple[str, str]]:
+    """Return the commands (and errors) that printed the claim's numbers."""
+    return [p for f in claimed_numbers(case) for p in printers(f, case.calls)]
 
 
 def field_miscount(case: Case) -> str:

@@ -89,3 +89,26 @@ def counted_word(request: str) -> str:
         if introduced or (word.isupper() and len(word) > 1):
             return word.rstrip(".")
     return ""
+
+
+# What a request states in literal form that a count is conditioned on: a
+# quoted text, a word in capitals standing alone (ERROR, TODO; not README.md),
+# an absolute path (/bin/bash in "accounts that use /bin/bash"), a time (10:00).
+_CONDITIONS = re.compile(
+    r"(?P<q>['\"`])(?P<quoted>[^'\"`\n]{2,})(?P=q)"
+    r"|(?<![\w./-])(?P<caps>[A-Z][A-Z0-9_]{2,})(?![\w./-])"
+    r"|(?<![\w.~])(?P<path>/[^\s'\"`,;()<>|?!]+[^\s'\"`,;()<>|?!.:])"
+    r"|(?<![\w:])(?P<time>\d{1,2}:\d{2})(?![\w:])"
+)
+
+
+def stated_conditions(request: str) -> list[str]:
+    """Return the literal values a count question states (``_CONDITIONS``), in
+    order, once each; none unless it asks how many."""
+    if not asks_for_count(request):
+        return []
+    found = [
+        next(v for k, v in m.groupdict().items() if v and k != "q")
+        for m in _CONDITIONS.finditer(request or "")
+    ]
+    return list(dict.fromkeys(found))

@@ -39,6 +39,7 @@ from roles.claims.evidence import (
     parse_evidence,
     split_exit_code,
 )
+from roles.claims.evidence_rules import invented_facts
 from roles.claims.facts import appears, output_text
 from roles.claims.question import Question
 from roles.contracts import CriterionVerdict, ExecutionResult, SubTask
@@ -153,12 +154,13 @@ def claimed_value(
 
 def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask:
     """Return the subtask that asks for the same fact again, blind to the first
-    answer: the first derivation's command is named as blocked."""
+    answer: the first derivation's command is named as blocked. (Its words
+    are read for what a subtask asks, so they name no kind of count.)"""
     what = WHAT[first.kind]
     context = (
         f"Work this out on your own from the files. An earlier derivation ran "
-        f"`{first.command}`; that command is blocked now: get the answer by a "
-        f"different means (other programs, or another tool). Answer with the "
+        f"`{first.command}`; that command is blocked now: get the answer by "
+        f"other means (other programs, or another tool). Answer with the "
         f"{what} alone."
     )
     return SubTask(
@@ -171,11 +173,20 @@ def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask
 
 
 def agreement(
-    first: Derivation, second: ExecutionResult, asked: str = ""
+    first: Derivation, second: ExecutionResult, asked: str = "", refused: str = ""
 ) -> CriterionVerdict:
     """Return the verdict of the two derivations: they agree, they disagree, or
-    the second confirms nothing (it showed no value of the kind, or got it by
-    the same programs); only agreement passes."""
+    the second confirms nothing (it showed no value of the kind, got it by the
+    same programs, or the rules of evidence ``refused`` it); only agreement
+    passes."""
+    if refused:
+        return _failed(
+            f"`{first.command}` gave {first.value}, and a second derivation by "
+            f"another means confirmed nothing (its answer is no evidence: "
+            f"{refused[:QUOTE]}). Show the answer by a command that computes "
+            "exactly what the request asks, and check that it does",
+            "re-derivation-unconfirmed",
+        )
     calls = _successful(second.tool_calls)
     value = (
         claimed_value(first.kind, output_text(second.output), calls, asked)
@@ -230,8 +241,11 @@ def rederive(
     first = first_derivation(question, result, request)
     if first is None:
         return None
-    second = execute(second_subtask(subtask, first, request), (first.target,))
-    return agreement(first, second.result, f"{request}\n{question.subject}")
+    again = second_subtask(subtask, first, request)
+    second = execute(again, (first.target,)).result
+    # The second answer is held to the rules of evidence as the first was.
+    refused = invented_facts(again, second, request, question)
+    return agreement(first, second, f"{request}\n{question.subject}", refused)
 
 
 def _successful(entries: Sequence[str]) -> list[ToolCall]:

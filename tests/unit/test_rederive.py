@@ -202,3 +202,21 @@ def test_names_are_compared_as_sets_and_a_yes_or_no_as_its_word():
     assert agreement(first, result("Yes", ("jq …", "true")), asked).verdict == "fail"
     # A yes or no with no call behind it is nothing to derive again.
     assert first_derivation(yes_no, result("No"), asked) is None
+
+
+def test_a_second_answer_the_rules_of_evidence_refuse_confirms_nothing():
+    # A real run: the second derivation counted every line of passwd again
+    # and "agreed" with a first count that had done the same.
+    asked = "How many accounts in /d/passwd use /bin/bash as their login shell?"
+    question = Question(answer="count")
+    sub = SubTask(subtask_id="s1", parent_task_id="t", intent=asked)
+    first = result("7", ("grep -c bash /d/passwd", "7"))
+
+    def again(second, blocked):
+        assert blocked == ("grep -c bash /d/passwd",)
+        every = result("7", ("awk 'NR<8' /d/passwd | wc -l", "7"))
+        return Execution(every, None, [])
+
+    verdict = rederive(sub, first, question, asked, again)
+    assert verdict.verdict == "fail" and verdict.rule == "re-derivation-unconfirmed"
+    assert "does not look for '/bin/bash'" in verdict.evidence
