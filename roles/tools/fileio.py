@@ -53,10 +53,16 @@ def read_text(
         raise ToolError(f"no such file: {path}") from None
     except OSError as err:
         raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        # A directory opens for reading, but a file object refuses it.
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise ToolError(
+            f"{path} is {what}; read_file reads a file (glob or ls lists a directory)"
+        )
     with os.fdopen(fd, "rb") as handle:
-        size = os.fstat(fd).st_size
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ToolError(f"not a regular file: {path}")
+        size = info.st_size
         try:
             data = handle.read(limit + 1)
         except OSError as err:

@@ -180,3 +180,11 @@ def test_a_short_or_unheld_stem_keeps_the_plain_hint(toolbox, workspace):
     assert said.endswith("to find a word inside files, grep -rln 'WORD' DIR)")
     short = toolbox.call("glob", {"pattern": "**/a.txt", "root": "src"})
     assert short.endswith("grep -rln 'WORD' DIR)")
+
+
+def test_reading_a_directory_is_a_clear_tool_error(toolbox, workspace):
+    # A real second derivation read a directory, and the attempt broke on an
+    # IsADirectoryError instead of hearing what to do.
+    (workspace / "home").mkdir()
+    with pytest.raises(ToolError, match="is a directory; read_file reads a file"):
+        toolbox.call("read_file", {"path": "home"})
