@@ -44,7 +44,7 @@ from roles.contracts import (
     SubTaskOutcome,
     normalise_criterion,
 )
-from roles.cookbook import nudge
+from roles.cookbook import nudge, nudges
 from roles.criteria import CHECK_TYPES, DONE
 from roles.llm.client import Usage
 from roles.recoverable import namesakes, transient_failure
@@ -59,7 +59,6 @@ __all__ = [
     "subtask_criteria",
     "unsupported",
     "validate",
-    "with_verdict",
 ]
 
 NO_EVIDENCE_TODO = (
@@ -141,12 +140,12 @@ def validate(
     history = [*trajectory, gap]
     failing = [v for v in verdicts if v.verdict == "fail"]
     if not failing and not judged.stop:
-        outcome = _outcome(subtask, result, "matched", None, history, verdicts)
+        outcome = outcome_of(subtask, result, "matched", None, history, verdicts)
         return Validation("matched", verdicts, gap, None, outcome, judged.usage)
     stop = _stop_reason(result, judged, bool(infrastructure_error))
     # An executor that reports failure fails even when every check passed.
     if not failing:
-        outcome = _outcome(subtask, result, "failed", stop, history, verdicts)
+        outcome = outcome_of(subtask, result, "failed", stop, history, verdicts)
         return Validation("failed", verdicts, gap, None, outcome, judged.usage)
     first = failing[0]
     wrong, todo = _explain(first, judged.reply)
@@ -155,7 +154,7 @@ def validate(
         stop, (first, wrong, todo) = "", rerun
     if stop or attempt >= max_attempts:
         reason = stop or f"max attempts ({max_attempts}) reached; last issue: {wrong}"
-        outcome = _outcome(subtask, result, "failed", reason, history, verdicts)
+        outcome = outcome_of(subtask, result, "failed", reason, history, verdicts)
         return Validation("failed", verdicts, gap, None, outcome, judged.usage)
     if first.failure_class != "environmental" and nudges(model):
         asked = question_for(question, request).answer
@@ -169,54 +168,6 @@ def validate(
         what_to_do=todo,
     )
     return Validation("retry", verdicts, gap, correction, None, judged.usage)
-
-
-def nudges(model: Any) -> bool:
-    """Return True when ``model``'s settings ask corrections to name the next
-    commands to try (the offline model has no settings and names none)."""
-    return bool(getattr(getattr(model, "settings", None), "nudges", False))
-
-
-REDERIVED_TODO = (
-    "Run the command that computes exactly what the request asks (its "
-    "condition, its files), check its output, and answer with what it printed."
-)
-
-
-def with_verdict(
-    validation: Validation,
-    verdict: CriterionVerdict,
-    subtask: SubTask,
-    result: ExecutionResult,
-    *,
-    attempt: int,
-    trajectory: list[GapPoint],
-    max_attempts: int = 2,
-) -> Validation:
-    """Return a matched ``validation`` judged once more with ``verdict`` (a
-    second derivation's): still matched when it passes, else a retry with
-    its evidence as the correction while attempts remain, else failed."""
-    verdicts = [*validation.verdicts, verdict]
-    gap = gap_point(attempt, verdicts)
-    history = [*trajectory, gap]
-    if verdict.verdict == "pass":
-        outcome = _outcome(subtask, result, "matched", None, history, verdicts)
-        return Validation("matched", verdicts, gap, None, outcome, validation.usage)
-    if attempt >= max_attempts:
-        reason = f"max attempts ({max_attempts}) reached; last issue: "
-        outcome = _outcome(
-            subtask, result, "failed", reason + verdict.evidence, history, verdicts
-        )
-        return Validation("failed", verdicts, gap, None, outcome, validation.usage)
-    correction = CorrectionSignal(
-        subtask_id=subtask.subtask_id,
-        attempt_number=attempt,
-        failed_criterion=verdict.criterion,
-        failure_class=verdict.failure_class or "logical",
-        what_was_wrong=verdict.evidence,
-        what_to_do=REDERIVED_TODO,
-    )
-    return Validation("retry", verdicts, gap, correction, None, validation.usage)
 
 
 def subtask_criteria(subtask: SubTask) -> list[Criterion]:
@@ -263,7 +214,9 @@ def failed_outcome(
     result = result or ExecutionResult(
         subtask_id=subtask.subtask_id, status="failed", output=reason
     )
-    outcome = _outcome(subtask, result, "failed", reason, [*trajectory, gap], verdicts)
+    outcome = outcome_of(
+        subtask, result, "failed", reason, [*trajectory, gap], verdicts
+    )
     return outcome, gap
 
 
@@ -327,7 +280,8 @@ def _explain(first: CriterionVerdict, reply: ValidatorReply | None) -> tuple[str
     return wrong, todo
 
 
-def _outcome(subtask, result, status, reason, history, verdicts) -> SubTaskOutcome:
+def outcome_of(subtask, result, status, reason, history, verdicts) -> SubTaskOutcome:
+    """Return R4a's final word on ``subtask``: its status, reason and verdicts."""
     return SubTaskOutcome(
         subtask_id=subtask.subtask_id,
         parent_task_id=subtask.parent_task_id,

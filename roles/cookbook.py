@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from roles.claims.evidence import parse_evidence, split_exit_code
 
-__all__ = ["COOKBOOK", "cookbook_text", "nudge"]
+__all__ = ["COOKBOOK", "cookbook_text", "nudge", "nudges"]
 
 # (the answer kinds a line serves, the line)
 COOKBOOK: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -76,3 +76,9 @@ def nudge(answer: str, tool_calls: Sequence[str]) -> str:
         )
         step = f"The step that failed: {what} printed {said or 'nothing'!r}. "
     return f"{step}Next, try: {'; or '.join(lines)}"
+
+
+def nudges(model: object) -> bool:
+    """Return True when ``model``'s settings ask corrections to name the next
+    commands to try (the offline model has no settings and names none)."""
+    return bool(getattr(getattr(model, "settings", None), "nudges", False))

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from roles.agent_validator import Validation, failed_outcome, with_verdict
+from roles.agent_validator import Validation, failed_outcome
+from roles.agent_validator_rederive import with_verdict
 from roles.contracts import (
     CorrectionSignal,
     CriterionVerdict,

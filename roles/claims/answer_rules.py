@@ -47,7 +47,6 @@ __all__ = [
 ]
 
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
-WORD = re.compile(r"[A-Za-z_][\w.@+-]*[\w]")
 NAMEISH = re.compile(r"[\w@+-]*[A-Za-z][\w.@+-]*")
 ABSOLUTE_PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?")
 PATHISH = re.compile(r"(?:/[\w.@+-]+)+/?|[\w@+-]+\.[A-Za-z0-9]{1,8}\b")

@@ -27,17 +27,14 @@ from __future__ import annotations
 
 import math
 import posixpath
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from roles.claims.answer_values import body, claimed_value, successful
 from roles.claims.evidence import (
     ToolCall,
     first_target,
-    is_failed_call,
-    parse_evidence,
-    split_exit_code,
 )
 from roles.claims.evidence_rules import invented_facts
 from roles.claims.facts import appears, output_text
@@ -59,9 +56,6 @@ __all__ = [
 CRITERION = "a second derivation by another means gives the same answer"
 # Model turns of the second derivation: one question, asked again.
 REDERIVE_TURNS = 6
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
-PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?|(?<![\w/])[\w@+-]+\.[A-Za-z]\w{0,7}\b")
-NAME = re.compile(r"[\w@+-]*[A-Za-z][\w.@+-]*\w|[A-Za-z]")
 KINDS = {
     "count": "number", "total": "number", "number": "number",
     "path": "path", "name": "name", "names": "names", "yes_no": "yes_no",
@@ -70,8 +64,6 @@ WHAT = {
     "number": "number", "path": "path", "name": "name", "names": "names",
     "yes_no": "yes or no",
 }  # fmt: skip
-YES = frozenset({"yes", "true", "enabled", "on"})
-NO = frozenset({"no", "false", "disabled", "not", "off", "none"})
 QUOTE = 160
 
 
@@ -102,7 +94,7 @@ def first_derivation(
     kind = KINDS.get(question.answer)
     if kind is None or result.status != "completed":
         return None
-    calls = _successful(result.tool_calls)
+    calls = successful(result.tool_calls)
     asked = f"{request}\n{question.subject}"
     value = claimed_value(kind, output_text(result.output), calls, asked)
     if value is None:
@@ -120,36 +112,6 @@ def first_derivation(
     (programs,) = means
     last = showing[-1]
     return Derivation(kind, value, _said(last), programs, first_target(last.args))
-
-
-def claimed_value(
-    kind: str, claim: str, calls: Sequence[ToolCall], asked: str = ""
-) -> str | None:
-    """Return the one value of ``kind`` the claim states that a tool showed,
-    or None when it states none or several; a name is none of the words of
-    ``asked`` (the request)."""
-    if kind == "number":
-        found = [n for n in NUMBER.findall(_without_paths(claim)) if _shown(n, calls)]
-        values = {float(n) for n in found}
-    elif kind == "path":
-        found = [p for p in PATH.findall(claim) if _shown(p, calls)]
-        values = {posixpath.basename(p.rstrip("/")) for p in found}
-    elif kind == "yes_no":
-        words = {w.lower() for w in NAME.findall(claim)}
-        said = {"yes"} if words & YES else set()
-        said |= {"no"} if words & NO else set()
-        return said.pop() if len(said) == 1 and calls else None
-    else:
-        words = {w.lower() for w in NAME.findall(asked)}
-        found = [
-            w
-            for w in NAME.findall(_without_paths(claim))
-            if len(w) > 1 and w.lower() not in words and _shown(w, calls)
-        ]
-        values = {w.lower() for w in found}
-        if kind == "names":
-            return ", ".join(sorted(values)) if values else None
-    return found[0] if len(values) == 1 else None
 
 
 def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask:
@@ -187,7 +149,7 @@ def agreement(
             "exactly what the request asks, and check that it does",
             "re-derivation-unconfirmed",
         )
-    calls = _successful(second.tool_calls)
+    calls = successful(second.tool_calls)
     value = (
         claimed_value(first.kind, output_text(second.output), calls, asked)
         if second.status == "completed"
@@ -248,30 +210,12 @@ def rederive(
     return agreement(first, second, f"{request}\n{question.subject}", refused)
 
 
-def _successful(entries: Sequence[str]) -> list[ToolCall]:
-    calls = [c for c in map(parse_evidence, entries) if c is not None]
-    return [c for c in calls if not is_failed_call(c) and _exit_ok(c)]
-
-
-def _exit_ok(call: ToolCall) -> bool:
-    code, _ = split_exit_code(call.output)
-    return code in (None, 0)
-
-
-def _body(call: ToolCall) -> str:
-    return split_exit_code(call.output)[1]
-
-
-def _shown(value: str, calls: Sequence[ToolCall]) -> bool:
-    return any(appears(value, _body(c)) for c in calls)
-
-
 def _shows(kind: str, value: str, call: ToolCall) -> bool:
     if kind == "names":
-        return any(appears(v, _body(call)) for v in value.split(", "))
+        return any(appears(v, body(call)) for v in value.split(", "))
     if kind == "path":
-        return appears(posixpath.basename(value.rstrip("/")), _body(call))
-    return appears(value, _body(call))
+        return appears(posixpath.basename(value.rstrip("/")), body(call))
+    return appears(value, body(call))
 
 
 def _same(kind: str, first: str, second: str) -> bool:
@@ -294,10 +238,6 @@ def _said(call: ToolCall) -> str:
     else:
         text = f"{call.tool} {call.target}".strip()
     return text if len(text) <= QUOTE else text[:QUOTE] + "…"
-
-
-def _without_paths(text: str) -> str:
-    return re.sub(r"(?<![\w.])(?:/[\w.@+-]+)+/?", " ", text)
 
 
 def _failed(evidence: str, rule: str) -> CriterionVerdict:
