@@ -140,6 +140,10 @@ class LocalModel:
             "ARTOO_LLM_TEMPERATURE": os.environ.get("ARTOO_LLM_TEMPERATURE", "0"),
             "ARTOO_LLM_SEED": os.environ.get("ARTOO_LLM_SEED", "42"),
             "ARTOO_PLAN_CHAINS": os.environ.get("ARTOO_PLAN_CHAINS", "join"),
+            # A small planner's steps mislead the executor of a one-step plan
+            # ("count the lines" for accounts that use a shell): it runs the
+            # request alone.
+            "ARTOO_PLAN_STEPS": os.environ.get("ARTOO_PLAN_STEPS", "drop"),
         }
 
     def restart(self) -> None:

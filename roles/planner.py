@@ -99,6 +99,7 @@ def plan(
             result.task_criteria,
             spec.raw_input,
             join=model.settings.plan_chains == "join",
+            steps=model.settings.plan_steps == "show",
             blocked_targets=directive.blocked_targets if directive else (),
             question=question_for(spec.asks, spec.raw_input),
         )

@@ -43,6 +43,7 @@ ENDPOINT_KEYS = ("BASE_URL", "API_KEY", "MODEL")
 ToolProtocol = Literal["auto", "native", "schema", "json"]
 TOOL_PROTOCOLS = ("auto", "native", "schema", "json")
 PLAN_CHAINS = ("split", "join")
+PLAN_STEPS = ("show", "drop")
 
 
 class LLMConfigError(ValueError):
@@ -127,6 +128,9 @@ class LLMSettings:
     # How R2's plans run: "join" runs a linear chain as one subtask
     # (roles.planning.shape); "split" keeps every plan as written.
     plan_chains: Literal["split", "join"] = "split"
+    # Whether a plan of one subtask shows R2's steps beside the request it runs
+    # ("show") or runs the request alone ("drop"; roles.planning.shape).
+    plan_steps: Literal["show", "drop"] = "show"
     # The standard commands in R3's system prompt (roles.executor_prompts).
     cookbook: bool = True
     # A number, path or name resting on one computation is derived again by
@@ -213,6 +217,11 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         raise LLMConfigError(
             f"ARTOO_PLAN_CHAINS must be one of {', '.join(PLAN_CHAINS)}, got {chains!r}"
         )
+    steps = _value(env, "ARTOO_PLAN_STEPS") or "show"
+    if steps not in PLAN_STEPS:
+        raise LLMConfigError(
+            f"ARTOO_PLAN_STEPS must be one of {', '.join(PLAN_STEPS)}, got {steps!r}"
+        )
     return LLMSettings(
         read_timeout_s=_number(env, "ARTOO_LLM_TIMEOUT_S", 120.0, minimum=0.001),
         max_retries=int(_number(env, "ARTOO_LLM_RETRIES", 4, minimum=0, integer=True)),
@@ -226,6 +235,7 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         temperature=_optional(env, "ARTOO_LLM_TEMPERATURE", maximum=2.0),
         seed=_optional(env, "ARTOO_LLM_SEED", integer=True),
         plan_chains=chains,  # type: ignore[arg-type]
+        plan_steps=steps,  # type: ignore[arg-type]
         cookbook=_flag(env, "ARTOO_COOKBOOK", True),
         rederive=_flag(env, "ARTOO_REDERIVE", True),
         nudges=_flag(env, "ARTOO_NUDGES", True),

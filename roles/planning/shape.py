@@ -59,8 +59,10 @@ def shape_plan(
     join: bool,
     blocked_targets: Sequence[str] = (),
     question: Question | None = None,
+    steps: bool = True,
 ) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
-    """Return the plan as it will run and a note on each change made to it."""
+    """Return the plan as it will run and a note on each change made to it;
+    without ``steps``, a plan of one subtask runs the request without R2's."""
     question = question or read_question(request)
     subtasks, criteria, notes = drop_copied_examples(subtasks, task_criteria, request)
     subtasks, dropped = drop_blocked_paths(subtasks, blocked_targets, request)
@@ -72,7 +74,7 @@ def shape_plan(
     notes += left_out
     criteria, left_out = keep_stated_task_criteria(criteria, request, question)
     notes += left_out
-    return lead_with_request(subtasks, request), criteria, notes
+    return lead_with_request(subtasks, request, steps=steps), criteria, notes
 
 
 def keep_stated_task_criteria(
@@ -89,15 +91,18 @@ def keep_stated_task_criteria(
     return [c for c in kept.success_criteria if not is_form_check(c)], notes
 
 
-def lead_with_request(subtasks: Sequence[SubTask], request: str) -> list[SubTask]:
+def lead_with_request(
+    subtasks: Sequence[SubTask], request: str, *, steps: bool = True
+) -> list[SubTask]:
     """Return the subtasks with the user's request where the executor reads first.
 
     A small planner rewords the request and loses its point ("count the lines"
     for "how many accounts use /bin/bash", "filter out the hidden files" for
     "how many hidden files"), or names its step after a directive
     ("change_path"). The request is the user's: a plan of one subtask has the
-    request itself as its intent and the planner's steps in its context; every
-    other subtask carries the request in its context.
+    request itself as its intent and the planner's steps in its context (none
+    without ``steps``: a small planner's steps mislead as often as they help);
+    every other subtask carries the request in its context.
     """
     request = request.strip()
     if not request:
@@ -106,7 +111,8 @@ def lead_with_request(subtasks: Sequence[SubTask], request: str) -> list[SubTask
         (only,) = subtasks
         if only.intent.strip() == request:
             return [only]
-        context = f"Planned steps: {only.intent.strip()}\n{only.context}".strip()
+        planned = f"Planned steps: {only.intent.strip()}\n" if steps else ""
+        context = f"{planned}{only.context}".strip()
         return [only.model_copy(update={"intent": request, "context": context})]
     led = []
     for sub in subtasks:

@@ -224,3 +224,10 @@ def test_a_check_no_number_can_meet_never_reaches_r4a_and_the_number_answers(
         request_text, "count it", "[exit code 0]\n17\n", "I could not count them"
     )
     assert gave_up.verdict == "fail" and gave_up.rule == "number-not-stated"
+
+
+def test_without_steps_a_one_step_plan_runs_the_request_alone():
+    sub = step("Step 1: read the file. Step 2: count the lines.", 1)
+    sub = sub.model_copy(update={"context": "The file is /d/orders.csv"})
+    [run], _, _ = shape_plan([sub], [], TOTAL, join=True, steps=False)
+    assert run.intent == TOTAL and run.context == "The file is /d/orders.csv"
