@@ -55,7 +55,7 @@ __all__ = [
 
 CRITERION = "a second derivation by another means gives the same answer"
 # Model turns of the second derivation: one question, asked again.
-REDERIVE_TURNS = 6
+REDERIVE_TURNS = 4
 KINDS = {
     "count": "number", "total": "number", "number": "number",
     "path": "path", "name": "name", "names": "names", "yes_no": "yes_no",
