@@ -19,19 +19,17 @@ judges); ``failed`` when it was refused, denied, timed out or cancelled.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from roles.call_laps import LAP_ENDED, LAP_WARNING, Laps
 from roles.contracts import CorrectionSignal, ExecutionResult, SubTask
 from roles.executor_prompts import build_messages
 from roles.executor_review import reviewer
 from roles.llm.client import LLMCancelled, LLMError, Usage
 from roles.llm.jsonparse import JSONExtractError, extract_json
 from roles.llm.offline import OfflineModel
-from roles.toolloop import NO_MORE_CALLS, AnswerNow, run_tool_loop
+from roles.repeat_guard import RepeatGuard
+from roles.toolloop import run_tool_loop
 from roles.tools import Toolbox, ToolRecord, head_tail
 from roles.tools.errors import ToolError, ToolPaused
 
@@ -43,16 +41,6 @@ FINAL_SCHEMA = {
     "required": ["status", "output"],
 }
 RESULT_CAP = 100_000
-# Said as a next step, not as a failure: a small model reports "duplicate call
-# blocked" as the subtask's failure when the warning reads like an error.
-ADVICE_CAP = 400
-REPEAT_WARNING = (
-    "DUPLICATE CALL BLOCKED: [{tool}] was already called with these exact "
-    "arguments and its result is above; nothing failed. Next step: give your "
-    "final JSON answer with what you have, or use a different tool, query or "
-    "approach (to count, sum or search in a file you read, run a shell command "
-    "such as grep -c, wc -l or awk). Repeating this call again ends your tool calls."
-)
 
 
 @dataclass
@@ -159,7 +147,7 @@ def _run_model(
     calls a tool before it may answer: a claim alone passes no verifiable
     criterion, and a small model re-states its claim instead of acting."""
     metered = _Metered(model)
-    guard = _RepeatGuard(toolbox.call, resume.get("guard"), advice)
+    guard = RepeatGuard(toolbox.call, resume.get("guard"), advice)
     try:
         loop = run_tool_loop(
             metered,
@@ -197,72 +185,6 @@ def parse_final(text: str) -> tuple[str, Any, str | None]:
         return "uncertain", text, "the final message had no valid status"
     note = value.get("uncertainty")
     return value["status"], value.get("output"), None if note is None else str(note)
-
-
-class _RepeatGuard:
-    """Block a call identical to the previous one, or one that would start a
-    third round of a cycle of calls whose results did not change
-    (``roles.call_laps``); on the second repeat (or cycle), end the calls: the
-    model answers from the results it has (a small model that ran a script and
-    got its output ran it twice more, and the attempt used to fail).
-
-    The warning repeats the correction this attempt answers (``advice``): a
-    small model that reads the same file again has lost it among the results.
-    """
-
-    def __init__(
-        self,
-        call: Callable[[str, Mapping[str, Any]], str],
-        state=None,
-        advice: str = "",
-    ):
-        self._call = call
-        self._advice = head_tail(advice.strip(), ADVICE_CAP) if advice else ""
-        last, self._repeats, laps, self._loops = (*(state or (None, 0)), None, 0)[:4]
-        self._last: tuple[str, str] | None = tuple(last) if last else None
-        self._laps = Laps(laps)
-
-    def __call__(self, name: str, args: Mapping[str, Any]) -> str:
-        key = (name, json.dumps(args, sort_keys=True, default=str))
-        if key == self._last:
-            self._repeats += 1
-            if self._repeats >= 2:
-                raise AnswerNow(
-                    f"[{name}] was called with identical arguments "
-                    f"{self._repeats + 1} times in a row: {NO_MORE_CALLS}"
-                )
-            return self._advised(REPEAT_WARNING.format(tool=name))
-        if period := self._laps.period(key):
-            self._loops += 1
-            if self._loops >= 2:
-                raise AnswerNow(f"{LAP_ENDED.format(n=period)}: {NO_MORE_CALLS}")
-            return self._advised(LAP_WARNING.format(n=period))
-        before = self._last, self._repeats
-        self._last, self._repeats = key, 0
-        try:
-            output = self._call(name, args)
-        except ToolPaused:
-            # The call is made again on resume: it must pass as it did now.
-            self._last, self._repeats = before
-            raise
-        except ToolError as err:
-            self._laps.add(key, f"ERROR: {err}")
-            raise
-        self._laps.add(key, output)
-        return output
-
-    def _advised(self, warning: str) -> str:
-        if self._advice:
-            warning += (
-                f" This attempt must fix what the validator found: {self._advice}"
-            )
-        return warning
-
-    def state(self) -> tuple:
-        """Return the last call, its repeats, the recent laps and the cycles
-        warned about, as plain data."""
-        last = list(self._last) if self._last else None
-        return (last, self._repeats, self._laps.state(), self._loops)
 
 
 class _Metered:
