@@ -35,9 +35,10 @@ COOKBOOK: tuple[tuple[tuple[str, ...], str], ...] = (
     (("count", "names", "path"), "files: find DIR -type f -name '*.EXT' | wc -l "
      "(-maxdepth 1: not in subdirectories; -name '.*': hidden; -empty; -newer "
      "FILE; -perm -u+x)"),
-    (("total", "number", "path", "name"), "sizes in bytes: find DIR -type f "
-     "-printf '%s %p\\n' | sort -n; total: du -sb DIR (du -h rounds to blocks); "
-     "newest: ls -t DIR | head -1"),
+    (("total", "number", "path", "name"), "file sizes in bytes: find DIR -type f "
+     "-printf '%s %p\\n' | sort -n (largest last); their total: find DIR -type f "
+     "-printf '%s\\n' | awk '{s+=$1} END {print s}' (du counts disk blocks and "
+     "directories); newest: ls -t DIR | head -1"),
     (("path", "names"), "which file holds TEXT: grep -rl 'TEXT' DIR; where: "
      "grep -rn 'TEXT' DIR"),
     (("value", "yes_no"), "a setting's value: grep -n 'KEY' FILE; JSON: python3 -c "
