@@ -214,6 +214,7 @@ def effect(
 
     def derive_again(second, blocked):
         # Read-only: the second derivation's every Law 1 question is refused.
+        started = time.monotonic()
         box = toolbox_for(
             run, cancelled, ParkedSubtask(subtask=second), blocked, refuse=True
         )
@@ -224,6 +225,16 @@ def effect(
         finally:
             box.kill()
         on_result(execution.result, execution)
+        usage = execution.usage
+        runtime.trace(
+            run,
+            "R4a",
+            "rederivation",
+            subtask_id=subtask.subtask_id,
+            model_calls=len(usage.calls) if usage else 0,
+            tokens=(usage.prompt_tokens + usage.completion_tokens) if usage else 0,
+            wall_ms=int((time.monotonic() - started) * 1000),
+        )
         return execution
 
     def rederive_fn(result):

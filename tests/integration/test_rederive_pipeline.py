@@ -13,7 +13,7 @@ import json
 import pytest
 
 from artoo_web import runs
-from artoo_web.models import BusMessage
+from artoo_web.models import BusMessage, TraceEvent
 from tests.integration.test_pipeline_llm import _call, accept, text_of
 from tests.integration.test_pipeline_offline import finished
 from tests.llm_server import ScriptedLLMServer, Step
@@ -88,6 +88,10 @@ def test_a_disagreement_is_corrected_and_an_agreement_accepted(
     assert outcome["status"] == "matched"
     assert outcome["criteria_verdicts"][-1]["rule"] == "re-derived"
     assert "both give 17" in outcome["criteria_verdicts"][-1]["evidence"]
+    # What each second derivation cost is in the trace.
+    costs = TraceEvent.objects.filter(run=run, kind="rederivation")
+    assert costs.count() == 2
+    assert all(c.data["model_calls"] == 2 and c.data["tokens"] > 0 for c in costs)
 
 
 def test_without_rederivation_the_first_number_stands(
