@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.claimcost import claims_table
 from bench.modelcost import session_table
 from devtools.cluster import ROOT, Cluster
 from devtools.localmodel import CLUSTER_ENV, LocalModel, LocalModelMissing
@@ -82,6 +83,7 @@ def results(request, cluster):
     text = table(rows, f"artoo real-model tier, session {SESSION_ID}")
     solved = {r.run_id for r in rows if r.solved}
     text += "\n\n## Cost per role\n\n" + session_table(cluster.db_path, solved)
+    text += "\n\n## What decided\n\n" + claims_table(cluster.db_path)
     path.write_text(text + "\n")
     emit(request.config, f"\n{text}\n\nThis table is in {path}\n")
     false = [f"{r.task} ({r.run_id})" for r in rows if r.false_accept]
