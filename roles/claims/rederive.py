@@ -19,8 +19,10 @@ different programs (a yes or no rests on every call that read)::
 
 A second derivation that yields no value of the kind (the executor failed, or
 stated one no tool showed), or got it by the same programs, confirms nothing:
-the claim fails, named ``re-derivation-unconfirmed``, and the correction asks
-for a command that computes exactly what is asked. Only agreement passes.
+the claim fails, named ``re-derivation-unconfirmed``, as an environmental
+failure (nothing refuted the approach, so GGS blocks no tool of it), and the
+correction asks for a command that computes exactly what is asked. Only
+agreement passes; a disagreement is a logical failure.
 """
 
 from __future__ import annotations
@@ -54,8 +56,14 @@ __all__ = [
 ]
 
 CRITERION = "a second derivation by another means gives the same answer"
-# Model turns of the second derivation: one question, asked again.
-REDERIVE_TURNS = 4
+# Model turns of the second derivation: one question, asked again (a small
+# model spends its first turn on the blocked command).
+REDERIVE_TURNS = 6
+UNCONFIRMED = "re-derivation-unconfirmed"
+# What could not be confirmed was not refuted: the failure is the check's
+# circumstance, not the approach's, so GGS changes targets, not tools (a
+# logical failure blocked grep and wc after they had printed the right count).
+ENVIRONMENT = "environmental"
 KINDS = {
     "count": "number", "total": "number", "number": "number",
     "path": "path", "name": "name", "names": "names", "yes_no": "yes_no",
@@ -147,7 +155,8 @@ def agreement(
             f"another means confirmed nothing (its answer is no evidence: "
             f"{refused[:QUOTE]}). Show the answer by a command that computes "
             "exactly what the request asks, and check that it does",
-            "re-derivation-unconfirmed",
+            UNCONFIRMED,
+            ENVIRONMENT,
         )
     calls = successful(second.tool_calls)
     value = (
@@ -167,7 +176,8 @@ def agreement(
             f"another means confirmed nothing ({how}: {said}). Show the answer by "
             "a command that computes exactly what the request asks, and check "
             "that it does",
-            "re-derivation-unconfirmed",
+            UNCONFIRMED,
+            ENVIRONMENT,
         )
     command = _said(showing[-1]) if showing else "another derivation"
     if _same(first.kind, first.value, value):
@@ -240,9 +250,9 @@ def _said(call: ToolCall) -> str:
     return text if len(text) <= QUOTE else text[:QUOTE] + "…"
 
 
-def _failed(evidence: str, rule: str) -> CriterionVerdict:
+def _failed(evidence: str, rule: str, cls: str = "logical") -> CriterionVerdict:
     verdict = _verdict(False, evidence, rule)
-    verdict.failure_class = "logical"
+    verdict.failure_class = cls  # type: ignore[assignment]
     return verdict
 
 

@@ -162,3 +162,24 @@ def test_a_silenced_fetch_that_printed_nothing_is_a_failed_input():
     out = step(GGSState(), replan(failed("a", [fetched, printed, quiet]))).output
 
     assert out.blocked_targets == [piped]
+
+
+def test_an_answer_no_second_derivation_confirmed_keeps_the_tools_that_printed_it():
+    # A real round: `grep -o bash passwd | wc -l` printed the right 7, the second
+    # derivation found nothing, and a logical failure used to block grep and wc.
+    from roles.agent_validator import gap_point
+    from roles.claims.rederive import Derivation, agreement
+    from roles.contracts import ExecutionResult
+
+    counted = shell("grep -o bash /d/passwd | wc -l", "[exit code 0]\n7")
+    first = Derivation("number", "7", "grep -o bash /d/passwd | wc -l", ("shell:grep",))
+    verdict = agreement(first, ExecutionResult(subtask_id="s1", status="failed"))
+    outcome = SubTaskOutcome(
+        subtask_id="s1", parent_task_id="t", status="failed",
+        criteria_verdicts=[verdict], tool_calls=[counted],
+        gap_trajectory=[gap_point(1, [verdict])],
+    )  # fmt: skip
+    [result] = rounds(replan(outcome))
+    directive = result.output
+    assert directive.directive in ("change_path", "refine")
+    assert directive.blocked_tools == [] and directive.blocked_targets == []
