@@ -36,8 +36,10 @@ def perceive(request) -> str:
 
 
 def write(request) -> Step | str:
-    """Write the named file once, then report it written."""
-    name = named_file(request)
+    """Write the file the subtask's intent (its request) names once, then report
+    it written: the planner's steps beside it may name another."""
+    found = FILE.findall(text_of(request))
+    name = found[0] if found else "proj-none.txt"
     if not any(m.get("role") == "tool" for m in request.messages):
         arguments = {"path": name, "content": f"content of {name}\n"}
         return Step(tool_calls=(_call("write_file", arguments),))
