@@ -45,7 +45,7 @@ COOKBOOK: tuple[tuple[tuple[str, ...], str], ...] = (
      "'import json; print(json.load(open(\"FILE\"))[\"KEY\"])'"),
     (("effect",), "change a file in place: sed -i 's/OLD/NEW/' FILE, then show it "
      "with grep"),
-    (("number", "value", "text"), "run a function: cd DIR && python3 -c 'from "
+    (("number", "value"), "run a function: cd DIR && python3 -c 'from "
      "MODULE import F; print(F(ARG))'"),
     (("number", "effect"), "dates: date -d 'YYYY-MM-DD' +%s; archives: tar -tzf "
      "FILE lists, tar -czf OUT.tar.gz -C PARENT NAME packs"),
