@@ -4,7 +4,8 @@ The scripted model behaves as a careful model would on two scenarios: R2
 plans to read the file the task names when it exists and fails on it
 (environmental) when it does not; R4b answers with the file's line count. So
 count-lines is solved at once under both strategies (R3 runs ``wc -l`` in
-the sandbox and reports what it printed), and impossible ends in a
+the sandbox and reports what it printed, and derives it again with ``grep
+-c``), and impossible ends in a
 clean abandon: under GGS after its replans, under single after one round.
 """
 
@@ -56,7 +57,10 @@ def scripted(tasks_dir):
             return json.dumps({"status": "completed", "output": f"{printed} lines"})
         path, found = named_file(request)
         target = path or (found[0] if found else "missing.txt")
-        return Step(tool_calls=(_call("shell", {"command": f"wc -l < {target}"}),))
+        # Asked to derive the count again by other means, it counts with grep.
+        again = "An earlier derivation ran" in text_of(request)
+        command = f"grep -c '' {target}" if again else f"wc -l < {target}"
+        return Step(tool_calls=(_call("shell", {"command": command}),))
 
     def validator(request):
         reply = {"verdict": "accept", "summary": "counted", "merged_output": ""}
