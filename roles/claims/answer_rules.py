@@ -27,7 +27,7 @@ from roles.claims.evidence import (
 from roles.claims.facts import output_text
 from roles.claims.question import Question, read_question
 from roles.claims.stated_values import ANSWERED
-from roles.claims.writes import ABSOLUTE, written_paths
+from roles.claims.writes import written
 from roles.contracts import (
     CriterionVerdict,
     ExecutionResult,
@@ -43,7 +43,6 @@ __all__ = [
     "unanswered_question",
     "subtask_effect",
     "unmade_effect",
-    "written",
 ]
 
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
@@ -135,6 +134,13 @@ def path_stated(answer: Answer) -> str:
     for found in PATHISH.findall(answer.text):
         if _shown(found, answer.shown) or (found.startswith("/") and _exists(found)):
             return ""
+    # An entry's own name (the "beta" of "which directory in /srv/projects …")
+    # is its path in the directory the request names, once a tool showed it.
+    places = ABSOLUTE_PATH.findall(answer.request)
+    for word in NAMEISH.findall(answer.text):
+        shown = _shown(word, answer.shown)
+        if shown and any(_exists(posixpath.join(p, word)) for p in places):
+            return ""
     return (
         "the request asks for a file or path, and the answer names none that a "
         "tool output shows: answer with the path the tool printed"
@@ -177,29 +183,6 @@ def unmade_effect(question: Question, calls: Sequence[ToolCall]) -> str:
                 "not exist"
             )
     return ""
-
-
-def written(calls: Sequence[ToolCall]) -> list[str]:
-    """Return the paths the successful ``calls`` wrote; a script a call wrote
-    and a later one ran writes the absolute paths its text names."""
-    paths: list[str] = []
-    scripts: dict[str, str] = {}
-    for call in calls:
-        if is_failed_call(call):
-            continue
-        content = call.args.get("content")
-        if call.tool != "shell" and isinstance(content, str):
-            scripts[str(call.args.get("path", ""))] = content
-        paths += written_paths(call)
-        command = call.args.get("command") if call.tool == "shell" else None
-        if isinstance(command, str):
-            paths += [
-                p
-                for script, text in scripts.items()
-                if script and posixpath.basename(script) in command
-                for p in ABSOLUTE.findall(text)
-            ]
-    return paths
 
 
 def _within(path: str, named: str) -> bool:

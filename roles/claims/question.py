@@ -132,6 +132,9 @@ PATH_ASKED = re.compile(
 VALUE_ASKED = re.compile(
     r"\bwhat\s+is\s+(?:the\s+)?(?:value\s+of\s+)?`?[A-Za-z_][\w.-]*_[\w.-]*`?", re.I
 )
+# "Which host is the slowest?", "who owns …": one thing named, when the words
+# ask for no count, list, path or value.
+ONE_NAME = re.compile(r"\b(?:which|who|whose)\b", re.I)
 DISTINCT = re.compile(r"\b(?:distinct|unique|different)\b", re.I)
 EFFECTS = (
     ("delete", re.compile(r"\b(?:delete|remove|erase|unlink)\b", re.I)),
@@ -168,6 +171,8 @@ def read_question(text: str) -> Question:
         return Question(answer="path", **base)
     if VALUE_ASKED.search(text):
         return Question(answer="value", **base)
+    if ONE_NAME.search(text):
+        return Question(answer="name", **base)
     return Question(answer="text", **base)
 
 

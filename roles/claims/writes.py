@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Sequence
 
 from roles.claims.command import Program, parse_command
-from roles.claims.evidence import ToolCall
+from roles.claims.evidence import ToolCall, is_failed_call
 
-__all__ = ["written_paths"]
+__all__ = ["written", "written_paths"]
 
 # Programs that change every operand they are given.
 EACH = frozenset(
@@ -97,3 +98,26 @@ def _joined(cwd: str, path: str) -> str:
     if path.startswith("/") or not cwd:
         return posixpath.normpath(path) if path.startswith("/") else path
     return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def written(calls: Sequence[ToolCall]) -> list[str]:
+    """Return the paths the successful ``calls`` wrote; a script a call wrote
+    and a later one ran writes the absolute paths its text names."""
+    paths: list[str] = []
+    scripts: dict[str, str] = {}
+    for call in calls:
+        if is_failed_call(call):
+            continue
+        content = call.args.get("content")
+        if call.tool != "shell" and isinstance(content, str):
+            scripts[str(call.args.get("path", ""))] = content
+        paths += written_paths(call)
+        command = call.args.get("command") if call.tool == "shell" else None
+        if isinstance(command, str):
+            paths += [
+                p
+                for script, text in scripts.items()
+                if script and posixpath.basename(script) in command
+                for p in ABSOLUTE.findall(text)
+            ]
+    return paths

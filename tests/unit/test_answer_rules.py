@@ -123,3 +123,20 @@ def test_the_step_that_makes_the_effect_fails_without_it(tmp_path: Path):
     assert [v.rule for v in verdicts] == ["effect-not-shown"]
     reading = subtask.model_copy(update={"intent": "List the users in /srv/people"})
     assert subtask_effect(reading, result, asked) == []
+
+
+def test_an_entrys_own_name_is_its_path_in_the_directory_the_request_names(tmp_path):
+    from roles.claims.answer_rules import Answer, path_stated
+    from roles.claims.evidence import format_evidence
+    from roles.claims.question import Question
+
+    (tmp_path / "projects" / "beta").mkdir(parents=True)
+    request = f"Which directory in {tmp_path}/projects holds the most files?"
+    listed = format_evidence(
+        "shell", {"command": "ls"}, "[exit code 0]\n9 beta\n4 alpha"
+    )
+    asked = Question(answer="path")
+    assert path_stated(Answer(asked, request, ["beta"], [listed])) == ""
+    # A name no entry has, or one no tool showed, is no path.
+    assert path_stated(Answer(asked, request, ["gamma"], [listed]))
+    assert path_stated(Answer(asked, request, ["beta"], []))

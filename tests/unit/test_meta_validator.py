@@ -123,7 +123,6 @@ def test_a_question_for_a_number_that_no_output_answers_is_replanned(question, s
     ("question", "said"),
     [
         (PRICE, "The highest price is 188.28."),
-        ("Which is the largest file in /srv/logs? Tell me its name.", "big.log"),
         ("Tell me the weekday of 2025-01-01.", "Wednesday"),
         (TOTAL, "The total is 13467."),
         ("How many entries have the level ERROR?", "21"),
@@ -140,6 +139,22 @@ def test_an_answer_with_a_number_or_a_request_for_no_number_is_not_held(question
         replans_so_far=0,
     )
     assert type(result.message).__name__ == "OutcomeSummary"
+
+
+def test_a_name_asked_for_with_which_is_one_a_tool_showed():
+    # "Which …" asks for a thing named: the name must be one a tool printed.
+    question = "Which is the largest file in /srv/logs? Tell me its name."
+    listed = shell("ls -S /srv/logs | head -1", "[exit code 0]\nbig.log")
+    shown = outcome("a", "do it", output="big.log")
+    for calls, accepted in (([listed], True), ([], False)):
+        result = evaluate(
+            asked(question),
+            [shown.model_copy(update={"tool_calls": calls})],
+            model=OfflineModel(),
+            elapsed_ms=0,
+            replans_so_far=0,
+        )
+        assert (type(result.message).__name__ == "OutcomeSummary") is accepted
 
 
 KEY = "What is max_connections in /srv/db/config.yaml?"
