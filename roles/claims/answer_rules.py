@@ -131,12 +131,17 @@ def path_stated(answer: Answer) -> str:
     """A path is asked and the answer names none that exists or a tool showed."""
     if answer.question.answer != "path":
         return ""
+    # The request's own paths, and the directories above them, are where to
+    # look: restated, they answer nothing.
+    places = ABSOLUTE_PATH.findall(answer.request)
+    asked = {posixpath.normpath(a) for p in places for a in _ancestors(p)}
     for found in PATHISH.findall(answer.text):
+        if found.startswith("/") and posixpath.normpath(found) in asked:
+            continue
         if _shown(found, answer.shown) or (found.startswith("/") and _exists(found)):
             return ""
     # An entry's own name (the "beta" of "which directory in /srv/projects …")
     # is its path in the directory the request names, once a tool showed it.
-    places = ABSOLUTE_PATH.findall(answer.request)
     for word in NAMEISH.findall(answer.text):
         shown = _shown(word, answer.shown)
         if shown and any(_exists(posixpath.join(p, word)) for p in places):
@@ -183,6 +188,12 @@ def unmade_effect(question: Question, calls: Sequence[ToolCall]) -> str:
                 "not exist"
             )
     return ""
+
+
+def _ancestors(path: str) -> list[str]:
+    """Return ``path`` and every directory above it ("/a/b" → /a/b, /a, /)."""
+    parts = posixpath.normpath(path).split("/")
+    return ["/".join(parts[:n]) or "/" for n in range(len(parts), 0, -1)]
 
 
 def _within(path: str, named: str) -> bool:

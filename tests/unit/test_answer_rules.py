@@ -140,3 +140,21 @@ def test_an_entrys_own_name_is_its_path_in_the_directory_the_request_names(tmp_p
     # A name no entry has, or one no tool showed, is no path.
     assert path_stated(Answer(asked, request, ["gamma"], [listed]))
     assert path_stated(Answer(asked, request, ["beta"], []))
+
+
+def test_the_requests_own_directory_restated_is_no_path_answered(tmp_path):
+    # A real false accept: "which directory in …/projects holds the most
+    # files?" answered with …/projects itself.
+    from roles.claims.answer_rules import Answer, path_stated
+    from roles.claims.evidence import format_evidence
+    from roles.claims.question import Question
+
+    (tmp_path / "projects" / "beta").mkdir(parents=True)
+    request = f"Which directory in {tmp_path}/projects holds the most files?"
+    listed = format_evidence(
+        "shell", {"command": "ls -R"}, f"[exit code 0]\n{tmp_path}/projects:\nbeta"
+    )
+    asked = Question(answer="path")
+    for restated in (f"{tmp_path}/projects", f"{tmp_path}/projects/", str(tmp_path)):
+        assert path_stated(Answer(asked, request, [restated], [listed]))
+    assert path_stated(Answer(asked, request, [f"{tmp_path}/projects/beta"], [])) == ""
