@@ -161,7 +161,8 @@ def agreement(
     calls = successful(second.tool_calls)
     value = (
         claimed_value(first.kind, output_text(second.output), calls, asked)
-        if second.status == "completed"
+        # An uncertain executor that states a value still states it.
+        if second.status in ("completed", "uncertain")
         else None
     )
     showing = [c for c in calls if value is not None and _shows(first.kind, value, c)]

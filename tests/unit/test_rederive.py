@@ -221,3 +221,21 @@ def test_a_second_answer_the_rules_of_evidence_refuse_confirms_nothing():
     verdict = rederive(sub, first, question, asked, again)
     assert verdict.verdict == "fail" and verdict.rule == "re-derivation-unconfirmed"
     assert "does not look for '/bin/bash'" in verdict.evidence
+
+
+def test_an_uncertain_second_derivation_that_states_a_value_is_compared():
+    asked = "Does /d/requirements.txt pin an exact version of requests?"
+    yes_no = Question(answer="yes_no")
+    first = first_derivation(
+        yes_no,
+        result(
+            "Yes, it has requests>=2.31", ("cat /d/requirements.txt", "requests>=2.31")
+        ),
+        asked,
+    )
+    again = result(
+        "It is not pinned.", ("grep requests /d/requirements.txt", "requests>=2.31")
+    )
+    again = again.model_copy(update={"status": "uncertain"})
+    assert agreement(first, again, asked).rule == "re-derived"
+    assert agreement(first, again, asked).verdict == "fail"
