@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from roles.claims.evidence import parse_evidence, split_exit_code
 
-__all__ = ["COOKBOOK", "cookbook_text", "nudge", "nudges"]
+__all__ = ["COOKBOOK", "cookbook_text", "lines_for", "nudge", "nudges"]
 
 # (the answer kinds a line serves, the line)
 COOKBOOK: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -60,10 +60,15 @@ def cookbook_text() -> str:
     return f"Standard commands (FILE, DIR, TEXT, N are placeholders):\n{lines}\n\n"
 
 
+def lines_for(answer: str) -> list[str]:
+    """Return the cookbook's first lines for an answer of kind ``answer``."""
+    return [line for kinds, line in COOKBOOK if answer in kinds][:NUDGE_LINES]
+
+
 def nudge(answer: str, tool_calls: Sequence[str]) -> str:
     """Return the step that failed (the attempt's last call) and the cookbook
     lines for an answer of kind ``answer`` to try next, or ""."""
-    lines = [line for kinds, line in COOKBOOK if answer in kinds][:NUDGE_LINES]
+    lines = lines_for(answer)
     if not lines:
         return ""
     calls = [c for c in map(parse_evidence, tool_calls) if c is not None]

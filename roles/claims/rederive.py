@@ -42,6 +42,7 @@ from roles.claims.evidence_rules import invented_facts
 from roles.claims.facts import appears, output_text
 from roles.claims.question import Question
 from roles.contracts import CriterionVerdict, ExecutionResult, SubTask
+from roles.cookbook import lines_for
 from roles.toolclass import tool_classes
 
 __all__ = [
@@ -122,7 +123,9 @@ def first_derivation(
     return Derivation(kind, value, _said(last), programs, first_target(last.args))
 
 
-def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask:
+def second_subtask(
+    subtask: SubTask, first: Derivation, request: str, answer: str = ""
+) -> SubTask:
     """Return the subtask that asks for the same fact again, blind to the first
     answer: the first derivation's command is named as blocked. (Its words
     are read for what a subtask asks, so they name no kind of count.)"""
@@ -133,11 +136,18 @@ def second_subtask(subtask: SubTask, first: Derivation, request: str) -> SubTask
         f"other means (other programs, or another tool). Answer with the "
         f"{what} alone."
     )
+    # The commands for such an answer go with the criteria, which no reading
+    # of what a subtask asks looks at (its words would name a kind of count).
+    ways = lines_for(answer)
+    criteria = (
+        [f"the {what} is printed by one of these: {'; or '.join(ways)}"] if ways else []
+    )
     return SubTask(
         # The same subtask: its card shows the second derivation as an attempt.
         subtask_id=subtask.subtask_id,
         parent_task_id=subtask.parent_task_id,
         intent=request.strip() or subtask.intent,
+        success_criteria=criteria,
         context=context,
     )
 
@@ -214,7 +224,7 @@ def rederive(
     first = first_derivation(question, result, request)
     if first is None:
         return None
-    again = second_subtask(subtask, first, request)
+    again = second_subtask(subtask, first, request, question.answer)
     second = execute(again, (first.target,)).result
     # The second answer is held to the rules of evidence as the first was.
     refused = invented_facts(again, second, request, question)
