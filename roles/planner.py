@@ -61,8 +61,6 @@ class Plan:
     error: str = ""
     calibration: Calibration | None = None
     notes: list[str] = field(default_factory=list)
-    # The model answered, but with no usable plan (an unreachable model is not).
-    unusable: bool = False
 
 
 def plan(
@@ -94,8 +92,6 @@ def plan(
         previous_outcomes=previous_outcomes,
     )
     result = _ask_for_plan(model, messages, blocked)
-    if result.unusable and spec.raw_input.strip():
-        result = _request_alone(spec, result)
     result.calibration = calibration
     if not result.error:
         result.subtasks, result.task_criteria, notes = shape_plan(
@@ -142,8 +138,7 @@ def _ask_for_plan(
         try:
             reply, used = model.complete_json(messages, PlanReply)
         except LLMOutputError as err:
-            used = _add(usage, err.usage)
-            return Plan([], [], used, f"R2 planning failed: {err}", unusable=True)
+            return Plan([], [], _add(usage, err.usage), f"R2 planning failed: {err}")
         except LLMError as err:
             return Plan([], [], usage, f"R2 planning failed: {err}")
         usage = _add(usage, used)
@@ -154,24 +149,12 @@ def _ask_for_plan(
         if problem == EMPTY_PLAN:
             empty_left -= 1
             if empty_left < 0:
-                error = f"R2 could not make a valid plan: {problem}"
-                return Plan([], [], usage, error, unusable=True)
+                return Plan([], [], usage, f"R2 could not make a valid plan: {problem}")
         else:
             blocked_left -= 1
             if blocked_left < 0:
                 return _without_blocked(reply, blocked, usage, problem)
         messages = [*messages, *_rejection(reply, problem)]
-
-
-def _request_alone(spec: TaskSpec, failed: Plan) -> Plan:
-    """Return the plan of one step, the request itself, when R2 answered with
-    no usable plan: a request is always a plan of one step, and a small
-    planner's broken JSON is no reason to give up on it."""
-    step = SubTask(
-        subtask_id="pending", parent_task_id="pending", intent=spec.raw_input.strip()
-    )
-    note = f"{failed.error}; the request runs as one step"
-    return Plan([step], [], failed.usage, notes=[*failed.notes, note])
 
 
 def _without_blocked(

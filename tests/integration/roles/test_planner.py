@@ -210,17 +210,12 @@ def test_blocked_tool_three_times_runs_with_each_subtask_told_it_is_gone(
     assert len(llm_server.requests_for("R2")) == 3
 
 
-def test_empty_plan_is_regenerated_once_then_the_request_runs_as_one_step(
-    llm_server, r2
-):
+def test_empty_plan_is_regenerated_once_then_an_error(llm_server, r2):
     llm_server.reply("R2", plan_reply([]))
     llm_server.reply("R2", plan_reply([]))
     result = run_plan(r2)
-    [step] = result.subtasks
-    assert step.intent == SPEC.raw_input and result.error == ""
-    assert any(
-        n.endswith("no subtasks; the request runs as one step") for n in result.notes
-    )
+    assert result.subtasks == []
+    assert "no subtasks" in result.error
     assert "rejected: the plan had no subtasks" in prompt(llm_server, 1)
     assert len(llm_server.requests_for("R2")) == 2
 
@@ -258,16 +253,12 @@ def test_lone_subtask_object_gets_a_repair_request(llm_server, r2):
     assert "subtasks" in prompt(llm_server, 1)
 
 
-def test_an_unusable_reply_runs_the_request_as_one_step(llm_server, r2):
+def test_unusable_reply_is_a_plan_error_not_an_exception(llm_server, r2):
     llm_server.reply("R2", "no plan today")
     llm_server.reply("R2", '{"subtasks": [{"context": "no intent"}]}')
     result = run_plan(r2)
-    assert [s.intent for s in result.subtasks] == [SPEC.raw_input]
-    assert result.error == ""
-    assert any(
-        n.startswith("R2 planning failed") and n.endswith("runs as one step")
-        for n in result.notes
-    )
+    assert result.subtasks == []
+    assert result.error.startswith("R2 planning failed")
     assert len(result.usage.calls) == 2
 
 
