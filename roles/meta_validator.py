@@ -8,8 +8,7 @@ without a model call, and so does a request to delete a path that still exists
 (``roles.claims.answer_rules``: no number for a count, no name a tool showed
 for names, no change to the files it was to write) or a key's value no tool
 showed (``roles.claims.stated_values``), whatever the criteria say. When every
-subtask matched, one outcome with no task criteria left is the answer as it
-is; otherwise the model merges the outputs and judges each of R2's task
+subtask matched, the model merges the outputs and judges each of R2's task
 criteria against the merged result, answering ``{"verdict": "accept|replan", "summary",
 "merged_output", "criteria_results": [...], "gap_summary"}``. The code then
 holds it to that: an accept with a failed, missing or ambiguous criterion is a
@@ -125,13 +124,6 @@ def evaluate(
         model.pause()
         merged = "\n".join(t for t in (output_text(o.output) for o in outcomes) if t)
         return MetaResult(replan.accept("All subtasks matched their checks.", merged))
-    if len(outcomes) == 1 and not manifest.task_criteria:
-        # One matched outcome and nothing more to verify: it is the answer, and
-        # a merge by the model could only restate it (or invent).
-        summary = f"The one subtask matched its checks. {evidence_note(outcomes)}"
-        return MetaResult(
-            replan.accept(summary.strip(), output_text(outcomes[0].output))
-        )
     return _verify(manifest, replan, model)
 
 

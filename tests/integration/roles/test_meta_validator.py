@@ -210,19 +210,3 @@ def test_accept_without_merged_output_joins_the_outputs(llm_server, r4b):
     llm_server.reply("R4b", verdict(merged_output=None))
     result = run(r4b)
     assert result.message.merged_output == "Paris\n14 °C, cloudy"
-
-
-def test_one_matched_outcome_with_nothing_left_to_verify_is_the_answer(
-    llm_server, r4b
-):
-    one = [outcome("s1", output="14 °C, cloudy")]
-    result = run(r4b, outcomes=one, manifest=manifest(ids=("s1",), criteria=()))
-    assert isinstance(result.message, OutcomeSummary)
-    assert result.message.merged_output == "14 °C, cloudy"
-    assert result.message.summary.startswith("The one subtask matched its checks.")
-    assert llm_server.requests_for("R4b") == [] and result.usage is None
-    # With task criteria, or several outcomes, the model merges and verifies.
-    llm_server.reply("R4b", json.dumps({"verdict": "replan", "gap_summary": "no"}))
-    result = run(r4b, outcomes=one, manifest=manifest(ids=("s1",)))
-    assert isinstance(result.message, ReplanRequest)
-    assert len(llm_server.requests_for("R4b")) == 1
