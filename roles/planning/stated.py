@@ -40,19 +40,16 @@ __all__ = ["DETERMINATE", "form_criterion", "is_form_check", "keep_stated"]
 # The answers whose form code checks (roles.claims.answer_rules).
 DETERMINATE = ("number", "count", "total", "path", "name", "names", "yes_no", "value")
 OUTPUT_CHECKS = ("output_contains", "output_matches", "json_field")
-# What the answer must be, said so that the executor knows what will count:
-# a number is printed by a command that computes it, never read or worked out.
+# Short: a small executor copies a long criterion as its answer.
 FORMS = {
-    "number": "is the number asked for, as printed by a command that computes it",
-    "count": "is the count asked for, as printed by a command that counts exactly "
-    "what is asked (a number read off a file or worked out by hand is refused)",
-    "total": "is the total asked for, as printed by a command that computes it "
-    "(awk, python3; a number read off a file is refused)",
-    "path": "is the path asked for, as a command (grep -rl, find) printed it",
-    "name": "names what is asked for, as a command printed it",
-    "names": "names all and only what is asked for, as a command printed them",
-    "yes_no": "says yes or no, from what a tool printed",
-    "value": "is the value asked for, as a tool printed it",
+    "number": "states the number asked for",
+    "count": "states the count asked for as a number",
+    "total": "states the total asked for as a number",
+    "path": "names the path asked for",
+    "name": "names what is asked for",
+    "names": "names what is asked for",
+    "yes_no": "says yes or no",
+    "value": "states the value asked for",
 }
 # Regex syntax whose letters and digits do not stand for themselves: an escape
 # (\d, \s, \1), a repeat ({2}, {1,3}), a character class ([0-9], [a-z]) and a
