@@ -29,8 +29,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from roles.agent_validator_judge import unsupported
+from roles.claims.answer_rules import answer_form
 from roles.claims.evidence_rules import COMPUTE, invented_facts
 from roles.claims.evidence_rules import NO_EVIDENCE as NOT_EVIDENCE
+from roles.claims.question import read_question
 from roles.contracts import ExecutionResult, SubTask
 from roles.llm.jsonparse import JSONExtractError, extract_json
 from roles.toolloop import Review, ToolCallRecord
@@ -84,7 +86,11 @@ def reviewer(
             output=answer.get("output"),
             tool_calls=list(evidence()),
         )
-        why = unsupported(result) or invented_facts(subtask, result)
+        why = (
+            unsupported(result)
+            or invented_facts(subtask, result)
+            or _form(subtask, result)
+        )
         if not why:
             return None
         computes = COMPUTE in why or "sum that column" in why
@@ -92,6 +98,13 @@ def reviewer(
         return NO_EVIDENCE.format(why=why.rstrip(".")) + shell
 
     return review
+
+
+def _form(subtask: SubTask, result: ExecutionResult) -> str:
+    """Return why the answer is not in the form the subtask's words ask for (no
+    number for a count, no name a tool showed for a name …), else ""."""
+    asked = read_question(subtask.intent)
+    return answer_form(asked, subtask.intent, result)[1]
 
 
 def review_failed(

@@ -111,3 +111,23 @@ def test_a_failed_read_of_a_file_that_is_elsewhere_is_told_to_read_it_there(tmp_
         Toolbox(tmp_path).call("read_file", args)
     two = ToolCallRecord("read_file", args, f"ERROR: {err.value}", True)
     assert "The file is there" not in review_failed(FAILED, (two,), 0)
+
+
+def test_an_answer_not_in_the_form_its_words_ask_for_is_sent_back():
+    # A real attempt answered "how many …" with a sentence and no number.
+    asked = SubTask(
+        subtask_id="s1",
+        parent_task_id="t",
+        intent="How many entries of /d/cron.log were logged between 10:00 and 10:59?",
+    )
+    counted = ['shell: {"command": "grep -c 10:00 /d/cron.log"} → [exit code 1]\n0']
+    review = reviewer(asked, lambda: counted)
+    message = review(
+        '{"status": "uncertain", "output": "The count is asked for"}', (), 0
+    )
+    assert message is not None and "no subtask's output states a number" in message
+    right = ['shell: {"command": "grep -c \' 10:\' /d/cron.log"} → [exit code 0]\n12']
+    assert (
+        reviewer(asked, lambda: right)('{"status": "completed", "output": 12}', (), 0)
+        is None
+    )
