@@ -16,7 +16,8 @@ from tests.llm_server import ScriptedLLMServer, Step, ToolCallSpec
 SUBTASK = SubTask(
     subtask_id="sub-7",
     parent_task_id="task-1",
-    intent="Count the lines of notes.txt",
+    # Not a question of a count: "done" answers it, and no form rule sends it back.
+    intent="Show the lines of notes.txt",
     success_criteria=[
         "the line count is reported",
         Criterion(criterion="exit status 0", check={"type": "exit_code", "value": 0}),
@@ -336,7 +337,8 @@ def test_an_answer_no_tool_output_shows_is_sent_back_once(llm_server, workspace)
     llm_server.reply("R3", '{"status": "completed", "output": "1000 lines"}')
     llm_server.reply("R3", tool_calls=[("shell", {"command": "wc -l < notes.txt"})])
     llm_server.reply("R3", FINAL)
-    execution = run(llm_server, workspace)
+    counting = SUBTASK.model_copy(update={"intent": "Count the lines of notes.txt"})
+    execution = run(llm_server, workspace, subtask=counting)
     assert execution.result.output == "3 lines"
     sent_back = llm_server.requests[2].messages[-1]["content"]
     assert sent_back.startswith("Not yet: the claimed output states '1000'")
