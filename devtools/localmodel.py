@@ -139,6 +139,9 @@ class LocalModel:
             # run can be repeated.
             "ARTOO_LLM_TEMPERATURE": os.environ.get("ARTOO_LLM_TEMPERATURE", "0"),
             "ARTOO_LLM_SEED": os.environ.get("ARTOO_LLM_SEED", "42"),
+            # An attempt that answers a correction, and a second derivation, is
+            # sampled a little warmer: greedy, it repeats the command that failed.
+            "ARTOO_RETRY_TEMPERATURE": os.environ.get("ARTOO_RETRY_TEMPERATURE", "0.3"),
             "ARTOO_PLAN_CHAINS": os.environ.get("ARTOO_PLAN_CHAINS", "join"),
             # A small planner's steps mislead the executor of a one-step plan
             # ("count the lines" for accounts that use a shell): it runs the

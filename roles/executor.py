@@ -66,8 +66,12 @@ def execute(
     attempt: int = 1,
     max_turns: int = 10,
     resume: dict | None = None,
+    again: bool = False,
 ) -> Execution:
     """Run one attempt of ``subtask`` and return its Execution.
+
+    An attempt that answers a correction, or one ``again`` (a second
+    derivation), is sampled at the settings' ``retry_temperature``.
 
     Raises LLMCancelled when the run is cancelled; other model failures become a
     ``failed`` result that keeps the tool calls made so far. A call that waits on
@@ -112,6 +116,7 @@ def execute(
                 review,
                 advice,
                 act_first=correction is not None,
+                warmer=again or correction is not None,
             )
     except ToolPaused as paused:
         paused.state["executor"] = {**paused.state.get("executor", {}), "start": start}
@@ -141,12 +146,21 @@ def _run_offline(subtask: SubTask, model: OfflineModel, toolbox: Toolbox):
 
 
 def _run_model(
-    messages, model, toolbox: Toolbox, max_turns, resume, review, advice, act_first
+    messages,
+    model,
+    toolbox: Toolbox,
+    max_turns,
+    resume,
+    review,
+    advice,
+    act_first,
+    warmer=False,
 ):
     """Run the tool loop; an attempt that answers a correction (``act_first``)
     calls a tool before it may answer: a claim alone passes no verifiable
     criterion, and a small model re-states its claim instead of acting."""
-    metered = _Metered(model)
+    warm = model.settings.retry_temperature if warmer else None
+    metered = _Metered(model, warm)
     guard = RepeatGuard(toolbox.call, resume.get("guard"), advice)
     try:
         loop = run_tool_loop(
@@ -188,14 +202,18 @@ def parse_final(text: str) -> tuple[str, Any, str | None]:
 
 
 class _Metered:
-    """Pass model calls through and sum their usage, kept even if the loop fails."""
+    """Pass model calls through and sum their usage, kept even if the loop fails;
+    with ``temperature``, every call is sampled at it."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, temperature: float | None = None):
         self._client = client
+        self._temperature = temperature
         self.usage = Usage()
 
     def chat(self, *args: Any, **kwargs: Any):
         """Send one chat request and add its usage."""
+        if self._temperature is not None:
+            kwargs["temperature"] = self._temperature
         reply = self._client.chat(*args, **kwargs)
         self.usage += reply.usage
         return reply

@@ -220,7 +220,11 @@ def effect(
         )
         try:
             execution = executor.execute(
-                second, model=exec_model, toolbox=box, max_turns=REDERIVE_TURNS
+                second,
+                model=exec_model,
+                toolbox=box,
+                max_turns=REDERIVE_TURNS,
+                again=True,
             )
         finally:
             box.kill()

@@ -157,8 +157,11 @@ class LLMClient:
         json_mode: bool = False,
         schema: Mapping[str, Any] | None = None,
         mode: str = "",
+        temperature: float | None = None,
     ) -> ChatReply:
         """Send one chat-completions request (with retries) and return the turn.
+
+        ``temperature`` overrides the settings' for this request.
 
         ``schema`` asks for schema-constrained JSON (``json_schema``), degrading
         to ``json_object`` and then to prompt-only where the endpoint refuses;
@@ -173,8 +176,10 @@ class LLMClient:
             options["tools"] = [t.as_openai() for t in tools]
         if window:
             options["max_tokens"] = budget.reply_limit(window, self.role)
-        if self.settings.temperature is not None:
-            options["temperature"] = self.settings.temperature
+        if temperature is None:
+            temperature = self.settings.temperature
+        if temperature is not None:
+            options["temperature"] = temperature
         if self.settings.seed is not None:
             options["seed"] = self.settings.seed
         wanted = None

@@ -139,6 +139,10 @@ class LLMSettings:
     # A correction names the step that failed and the commands to try next
     # (roles.cookbook.nudge).
     nudges: bool = True
+    # The executor's temperature when it answers a correction or derives an
+    # answer again; None: the same as every call's. At a greedy 0, a small
+    # model repeats the command that failed word for word.
+    retry_temperature: float | None = None
 
 
 def tier_of(role: str) -> str:
@@ -239,6 +243,7 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         cookbook=_flag(env, "ARTOO_COOKBOOK", True),
         rederive=_flag(env, "ARTOO_REDERIVE", True),
         nudges=_flag(env, "ARTOO_NUDGES", True),
+        retry_temperature=_optional(env, "ARTOO_RETRY_TEMPERATURE", maximum=2.0),
     )
 
 

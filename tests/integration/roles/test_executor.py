@@ -448,3 +448,23 @@ def test_without_ggs_blocks_the_prompt_names_none(llm_server, workspace):
     )
     run(llm_server, workspace, toolbox=toolbox)
     assert "Blocked by GGS" not in llm_server.requests[0].messages[0]["content"]
+
+
+def test_an_attempt_that_answers_a_correction_is_sampled_warmer(llm_server, workspace):
+    env = {"ARTOO_LLM_TEMPERATURE": "0", "ARTOO_RETRY_TEMPERATURE": "0.3"}
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "wc -l < notes.txt"})])
+    llm_server.reply("R3", FINAL)
+    run(llm_server, workspace, env=env)
+    correction = CorrectionSignal(
+        subtask_id="sub-7", attempt_number=1, what_was_wrong="no count"
+    )
+    llm_server.reply("R3", tool_calls=[("shell", {"command": "grep -c '' notes.txt"})])
+    llm_server.reply("R3", FINAL)
+    run(llm_server, workspace, env=env, correction=correction, attempt=2)
+    llm_server.reply(
+        "R3", tool_calls=[("shell", {"command": "awk 'END {print NR}' notes.txt"})]
+    )
+    llm_server.reply("R3", FINAL)
+    run(llm_server, workspace, env=env, again=True)
+    sampled = [r.body.get("temperature") for r in llm_server.requests]
+    assert sampled == [0, 0, 0.3, 0.3, 0.3, 0.3]
