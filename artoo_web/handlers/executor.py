@@ -243,7 +243,10 @@ def effect(
 
     def rederive_fn(result):
         asked = question_for(spec.asks if spec else None, run.raw_input)
-        return rederive(subtask, result, asked, run.raw_input, derive_again)
+        strict = exec_model.settings.rederive == "strict"
+        return rederive(
+            subtask, result, asked, run.raw_input, derive_again, strict=strict
+        )
 
     try:
         outcome, _, validations = run_fast_loop(

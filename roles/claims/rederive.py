@@ -5,8 +5,8 @@ asked (``wc -l`` for distinct values, a line count for a count of files, a
 file's length for a count of its matches). A check that needs no such list:
 an answer that is a number, a path, a name or names, or a yes or no, and
 rests on one computation, is asked for again, blind to the first answer, with
-the first derivation's command blocked, and passes only when the two agree by
-different programs (a yes or no rests on every call that read)::
+the first derivation's command blocked, and fails when the two disagree (a yes
+or no rests on every call that read)::
 
     first = first_derivation(question, result, request)
     # Derivation(kind="number", value="240", command="wc -l web.log",
@@ -17,12 +17,15 @@ different programs (a yes or no rests on every call that read)::
     #   derivations disagree: `wc -l web.log` gave 240; `cut -d' ' -f1 web.log
     #   | sort -u | wc -l` gave 17")
 
+Two values that differ fail the claim as a logical failure, with both results.
 A second derivation that yields no value of the kind (the executor failed, or
-stated one no tool showed), or got it by the same programs, confirms nothing:
-the claim fails, named ``re-derivation-unconfirmed``, as an environmental
-failure (nothing refuted the approach, so GGS blocks no tool of it), and the
-correction asks for a command that computes exactly what is asked. Only
-agreement passes; a disagreement is a logical failure.
+stated one no tool showed or the rules of evidence refuse), or got it by the
+same programs, confirms nothing and refutes nothing: the verdict passes, named
+``re-derivation-unconfirmed``, so a small model's failed second try does not
+turn a right first answer into an abandon (measured: with a 1.5B model it did,
+on "how many lines does FILE have?"). ``strict`` fails it instead, as an
+environmental failure (nothing refuted the approach, so GGS blocks none of its
+tools), with a correction asking for a command that computes what is asked.
 """
 
 from __future__ import annotations
@@ -153,12 +156,25 @@ def second_subtask(
 
 
 def agreement(
-    first: Derivation, second: ExecutionResult, asked: str = "", refused: str = ""
+    first: Derivation,
+    second: ExecutionResult,
+    asked: str = "",
+    refused: str = "",
+    strict: bool = False,
 ) -> CriterionVerdict:
-    """Return the verdict of the two derivations: they agree, they disagree, or
-    the second confirms nothing (it showed no value of the kind, got it by the
-    same programs, or the rules of evidence ``refused`` it); only agreement
-    passes."""
+    """Return the verdict of the two derivations: they agree (pass), they
+    disagree (fail), or the second confirms nothing: it showed no value of the
+    kind, got it by the same programs, or the rules of evidence ``refused``
+    it. That passes, named ``re-derivation-unconfirmed``, unless ``strict``."""
+    verdict = _compared(first, second, asked, refused)
+    if verdict.rule == UNCONFIRMED and not strict:
+        return verdict.model_copy(update={"verdict": "pass", "failure_class": None})
+    return verdict
+
+
+def _compared(
+    first: Derivation, second: ExecutionResult, asked: str, refused: str
+) -> CriterionVerdict:
     if refused:
         return _failed(
             f"`{first.command}` gave {first.value}, and a second derivation by "
@@ -208,7 +224,7 @@ def rederives(model: object) -> bool:
     """Return True when ``model``'s settings ask for second derivations (a
     model without settings, the offline one, derives nothing)."""
     settings = getattr(model, "settings", None)
-    return bool(getattr(settings, "rederive", False))
+    return getattr(settings, "rederive", "off") in ("on", "strict")
 
 
 def rederive(
@@ -217,6 +233,8 @@ def rederive(
     question: Question,
     request: str,
     execute: Execute,
+    *,
+    strict: bool = False,
 ) -> CriterionVerdict | None:
     """Return the verdict of deriving the claimed answer again, or None when the
     claim is not one value resting on one computation. ``execute(subtask,
@@ -228,7 +246,8 @@ def rederive(
     second = execute(again, (first.target,)).result
     # The second answer is held to the rules of evidence as the first was.
     refused = invented_facts(again, second, request, question)
-    return agreement(first, second, f"{request}\n{question.subject}", refused)
+    asked = f"{request}\n{question.subject}"
+    return agreement(first, second, asked, refused, strict=strict)
 
 
 def _shows(kind: str, value: str, call: ToolCall) -> bool:

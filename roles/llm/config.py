@@ -44,6 +44,7 @@ ToolProtocol = Literal["auto", "native", "schema", "json"]
 TOOL_PROTOCOLS = ("auto", "native", "schema", "json")
 PLAN_CHAINS = ("split", "join")
 PLAN_STEPS = ("show", "drop")
+REDERIVE = ("off", "on", "strict")
 
 
 class LLMConfigError(ValueError):
@@ -134,8 +135,9 @@ class LLMSettings:
     # The standard commands in R3's system prompt (roles.executor_prompts).
     cookbook: bool = True
     # A number, path or name resting on one computation is derived again by
-    # another means before it passes (roles.claims.rederive).
-    rederive: bool = True
+    # another means before it passes (roles.claims.rederive): "on" fails it
+    # when the two disagree, "strict" also when the second confirms nothing.
+    rederive: Literal["off", "on", "strict"] = "on"
     # A correction names the step that failed and the commands to try next
     # (roles.cookbook.nudge).
     nudges: bool = True
@@ -241,7 +243,7 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         plan_chains=chains,  # type: ignore[arg-type]
         plan_steps=steps,  # type: ignore[arg-type]
         cookbook=_flag(env, "ARTOO_COOKBOOK", True),
-        rederive=_flag(env, "ARTOO_REDERIVE", True),
+        rederive=_choice(env, "ARTOO_REDERIVE", REDERIVE, "on"),  # type: ignore[arg-type]
         nudges=_flag(env, "ARTOO_NUDGES", True),
         retry_temperature=_optional(env, "ARTOO_RETRY_TEMPERATURE", maximum=2.0),
     )
@@ -277,6 +279,26 @@ def _number(
     if not math.isfinite(value) or value < minimum:
         raise LLMConfigError(f"{name} must be at least {minimum}, got {text!r}")
     return value
+
+
+def _choice(
+    env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str
+) -> str:
+    text = _value(env, name).lower() or default
+    # The words of a flag name the choices they meant before there were more.
+    text = {
+        "true": "on",
+        "yes": "on",
+        "1": "on",
+        "false": "off",
+        "no": "off",
+        "0": "off",
+    }.get(text, text)
+    if text not in choices:
+        raise LLMConfigError(
+            f"{name} must be one of {', '.join(choices)}, got {text!r}"
+        )
+    return text
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:

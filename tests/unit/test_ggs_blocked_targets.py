@@ -173,7 +173,9 @@ def test_an_answer_no_second_derivation_confirmed_keeps_the_tools_that_printed_i
 
     counted = shell("grep -o bash /d/passwd | wc -l", "[exit code 0]\n7")
     first = Derivation("number", "7", "grep -o bash /d/passwd | wc -l", ("shell:grep",))
-    verdict = agreement(first, ExecutionResult(subtask_id="s1", status="failed"))
+    verdict = agreement(
+        first, ExecutionResult(subtask_id="s1", status="failed"), strict=True
+    )
     outcome = SubTaskOutcome(
         subtask_id="s1", parent_task_id="t", status="failed",
         criteria_verdicts=[verdict], tool_calls=[counted],

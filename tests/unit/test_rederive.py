@@ -98,9 +98,9 @@ def test_two_derivations_that_agree_pass_and_name_both():
     )
 
 
-def test_a_second_derivation_that_shows_nothing_or_the_same_means_fails_unconfirmed():
-    # A real false accept: `find … -exec grep -l bash {} + | wc -l` gave 1 for
-    # "how many accounts use /bin/bash", and the second try found nothing.
+def test_a_second_derivation_that_shows_nothing_or_the_same_means_confirms_nothing():
+    # A real run: wc -l printed the right 137, and the second try, wc blocked,
+    # found nothing; failing it turned a right answer into an abandon.
     first = first_derivation(COUNT, result("17", ("sort -u ips | wc -l", "17")))
     for again in (
         result("I could not do it", status="failed"),
@@ -109,9 +109,12 @@ def test_a_second_derivation_that_shows_nothing_or_the_same_means_fails_unconfir
         result("17", ("sort -u ips | wc -l -", "17")),  # the same programs
     ):
         verdict = agreement(first, again)
-        # Nothing refuted the approach: GGS is to keep its tools.
-        assert verdict.verdict == "fail" and verdict.failure_class == "environmental"
-        assert verdict.rule == "re-derivation-unconfirmed"
+        assert verdict.verdict == "pass" and verdict.rule == "re-derivation-unconfirmed"
+        # Strict, it fails, as an environmental failure: nothing refuted the
+        # approach, and GGS is to keep its tools.
+        strict = agreement(first, again, strict=True)
+        assert strict.verdict == "fail" and strict.failure_class == "environmental"
+        assert strict.rule == "re-derivation-unconfirmed"
 
 
 def test_paths_and_names_are_compared_as_what_they_name():
@@ -218,9 +221,10 @@ def test_a_second_answer_the_rules_of_evidence_refuse_confirms_nothing():
         every = result("7", ("awk 'NR<8' /d/passwd | wc -l", "7"))
         return Execution(every, None, [])
 
-    verdict = rederive(sub, first, question, asked, again)
+    verdict = rederive(sub, first, question, asked, again, strict=True)
     assert verdict.verdict == "fail" and verdict.rule == "re-derivation-unconfirmed"
     assert "does not look for '/bin/bash'" in verdict.evidence
+    assert rederive(sub, first, question, asked, again).verdict == "pass"
 
 
 def test_an_uncertain_second_derivation_that_states_a_value_is_compared():
