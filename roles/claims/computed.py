@@ -41,7 +41,7 @@ from roles.claims.command_queries import (
     runs,
 )
 from roles.claims.command_queries import looks_for as selects_with
-from roles.claims.evidence import parse_evidence, split_exit_code
+from roles.claims.evidence import ToolCall, parse_evidence, split_exit_code
 from roles.claims.question_words import (
     ALL_LINES,
     SOME_LINES,
@@ -194,6 +194,27 @@ def _one_read(entries: Iterable[str]) -> str:
     return paths[0] if len(paths) == 1 else ""
 
 
+# Programs that show a file's first lines as they are.
+SHOWS_HEAD = frozenset({"head", "cat", "less", "more"})
+
+
+def _csv_shown(call: ToolCall) -> str | None:
+    """Return the CSV file whose first lines a call showed: read by the file
+    tool, or by one program that prints it as it is (``head -1 sales.csv``)."""
+    if call.tool == "read_file":
+        path = call.args.get("path")
+        return path if isinstance(path, str) and path.lower().endswith(".csv") else None
+    command = call.args.get("command") if call.tool == "shell" else None
+    if not isinstance(command, str) or split_exit_code(call.output)[0] not in (0, None):
+        return None
+    lines = parse_command(command).pipelines
+    if len(lines) != 1 or len(lines[0].programs) != 1:
+        return None
+    (program,) = lines[0].programs
+    csvs = [o for o in program.operands if o.lower().endswith(".csv")]
+    return csvs[0] if program.name in SHOWS_HEAD and len(csvs) == 1 else None
+
+
 def column_total_command(request: str, entries: Iterable[str]) -> str:
     """Return the awk command that sums (or averages) the one column of a CSV
     header that ``request`` names, over the one CSV file the attempt read;
@@ -204,8 +225,8 @@ def column_total_command(request: str, entries: Iterable[str]) -> str:
     reads: dict[str, str] = {}
     for entry in entries:
         call = parse_evidence(entry)
-        path = call.args.get("path") if call and call.tool == "read_file" else None
-        if isinstance(path, str) and path.lower().endswith(".csv"):
+        path = _csv_shown(call) if call else None
+        if path:
             reads.setdefault(path, split_exit_code(call.output)[1])
     if len(reads) != 1:
         return ""

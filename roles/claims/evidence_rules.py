@@ -130,11 +130,14 @@ def zero_sum(case: Case) -> str:
     """A sum of 0: what a sum tool prints for a text or missing field."""
     if not (states_total(case) and case.asks("total") and empty_sum(case.claim)):
         return ""
-    return (
+    said = (
         "the claimed sum is 0: a sum tool prints 0 for a field that holds text "
         "or does not exist; print the header (head -1) to find the column's "
         "number, then sum that column"
     )
+    # Once the header was read, the command that sums the asked column is known.
+    computed = _compute(case)
+    return f"{said}; {computed}" if computed != COMPUTE else said
 
 
 def count_for_sum(case: Case) -> str:

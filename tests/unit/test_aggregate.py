@@ -642,3 +642,19 @@ def test_a_sum_by_a_csv_parser_or_over_a_csv_without_quoted_commas_stands():
     assert judged("Sum", "1091", QUOTED_READ, parsed, request=TOTAL_ASKED) == ""
     awk = shell(f"awk -F, 'NR>1{{s+=$4}} END{{print s}}' {PAYMENTS}", "2224")
     assert judged("Sum", "2224", READ, awk, request=TOTAL_ASKED) == ""
+
+
+def test_a_zero_sum_after_the_header_was_shown_is_told_the_command_that_sums():
+    # A real attempt summed $5 of a four-column CSV twice, head -1 between.
+    sales = "/d/sales.csv"
+    wrong = shell(f"awk -F, 'NR>1 {{s+=$5}} END {{print s}}' {sales}", "0")
+    header = shell(f"head -1 {sales}", "region,product,units,amount")
+    reason = judged(
+        "sum",
+        "0",
+        wrong,
+        header,
+        request=f"What is the total of the amount column in {sales}?",
+    )
+    assert reason.startswith("the claimed sum is 0")
+    assert f"awk -F, 'NR>1{{s+=$4}} END{{print s}}' {sales}" in reason
