@@ -218,6 +218,9 @@ def test_the_fast_loop_retries_with_the_correction_and_then_matches(
     (tmp_path / "notes.txt").write_text("a\nb\nc\n")
     subtask = SUBTASK
     llm_server.reply("R3", tool_calls=[("shell", {"command": "cat notes.txt"})])
+    # An answer with no number for a count is sent back once in the conversation;
+    # the same answer again goes to R4a.
+    llm_server.reply("R3", '{"status": "completed", "output": "a b c"}')
     llm_server.reply("R3", '{"status": "completed", "output": "a b c"}')
     llm_server.reply(
         "R4a",
@@ -253,7 +256,7 @@ def test_the_fast_loop_retries_with_the_correction_and_then_matches(
     assert outcome.status == "matched" and outcome.output == "3"
     assert [r.output for r in sent] == ["a b c", "3"]
     assert [c.what_to_do for c in corrections] == ["use wc -l"]
-    second_prompt = llm_server.requests_for("R3")[2].messages[1]["content"]
+    second_prompt = llm_server.requests_for("R3")[3].messages[1]["content"]
     assert "What to do instead: use wc -l" in second_prompt
     assert '- shell: {"command": "cat notes.txt"}' in second_prompt
     assert [g.score for g in outcome.gap_trajectory] == [0.5, 1.0]
