@@ -5,8 +5,8 @@ asked (``wc -l`` for distinct values, a line count for a count of files, a
 file's length for a count of its matches). A check that needs no such list:
 an answer that is a number, a path, a name or names, or a yes or no, and
 rests on one computation, is asked for again, blind to the first answer, with
-the first derivation's command blocked, and fails when the two disagree (a yes
-or no rests on every call that read)::
+the first derivation's command blocked, and passes only when the two agree (a
+yes or no rests on every call that read)::
 
     first = first_derivation(question, result, request)
     # Derivation(kind="number", value="240", command="wc -l web.log",
@@ -20,12 +20,13 @@ or no rests on every call that read)::
 Two values that differ fail the claim as a logical failure, with both results.
 A second derivation that yields no value of the kind (the executor failed, or
 stated one no tool showed or the rules of evidence refuse), or got it by the
-same programs, confirms nothing and refutes nothing: the verdict passes, named
-``re-derivation-unconfirmed``, so a small model's failed second try does not
-turn a right first answer into an abandon (measured: with a 1.5B model it did,
-on "how many lines does FILE have?"). ``strict`` fails it instead, as an
-environmental failure (nothing refuted the approach, so GGS blocks none of its
-tools), with a correction asking for a command that computes what is asked.
+same programs, confirms nothing: under ``strict`` (the default) the claim fails,
+named ``re-derivation-unconfirmed``, as an environmental failure (nothing
+refuted the approach, so GGS blocks none of its tools), with a correction
+asking for a command that computes what is asked; without it the verdict
+passes under that name (a small model's failed second try then never turns a
+right answer into an abandon, and a wrong one it could not refute passes: both
+were seen with a 1.5B model).
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def first_derivation(
     the question asks and one computation (one program or tool) shows it;
     else None (nothing to re-derive, or it is already shown two ways)."""
     kind = KINDS.get(question.answer)
-    if kind is None or result.status != "completed":
+    # An uncertain executor that states a value still claims it.
+    if kind is None or result.status not in ("completed", "uncertain"):
         return None
     calls = successful(result.tool_calls)
     asked = f"{request}\n{question.subject}"

@@ -64,6 +64,12 @@ def test_nothing_to_check_without_one_value_or_with_two_means_already():
     assert first_derivation(COUNT, failed) is None
 
 
+def test_an_uncertain_answer_that_states_a_value_is_derived_again_too():
+    unsure = result("240", ("wc -l /d/web.log", "240 /d/web.log"), status="uncertain")
+    first = first_derivation(COUNT, unsure)
+    assert first is not None and first.value == "240"
+
+
 def test_the_second_subtask_asks_the_request_blind_to_the_first_answer():
     first = first_derivation(
         COUNT, result("240", ("wc -l /d/web.log", "240 /d/web.log"))
