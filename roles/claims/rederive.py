@@ -20,13 +20,13 @@ yes or no rests on every call that read)::
 Two values that differ fail the claim as a logical failure, with both results.
 A second derivation that yields no value of the kind (the executor failed, or
 stated one no tool showed or the rules of evidence refuse), or got it by the
-same programs, confirms nothing: under ``strict`` (the default) the claim fails,
-named ``re-derivation-unconfirmed``, as an environmental failure (nothing
-refuted the approach, so GGS blocks none of its tools), with a correction
-asking for a command that computes what is asked; without it the verdict
-passes under that name (a small model's failed second try then never turns a
-right answer into an abandon, and a wrong one it could not refute passes: both
-were seen with a 1.5B model).
+same programs, confirms nothing and refutes nothing: the verdict passes, named
+``re-derivation-unconfirmed``, so a small model's failed second try does not
+turn a right first answer into an abandon (measured: with a 1.5B model it did,
+on "how many lines does FILE have?": the correction sent the executor from
+``wc -l`` to a wrong count). ``strict`` fails it instead, as an environmental
+failure (nothing refuted the approach, so GGS blocks none of its tools), with a
+correction asking for a command that computes what is asked.
 """
 
 from __future__ import annotations

@@ -135,9 +135,9 @@ class LLMSettings:
     # The standard commands in R3's system prompt (roles.executor_prompts).
     cookbook: bool = True
     # A number, path or name resting on one computation is derived again by
-    # another means before it passes (roles.claims.rederive): "strict" passes
-    # it only when the two agree, "on" fails it only when they disagree.
-    rederive: Literal["off", "on", "strict"] = "strict"
+    # another means before it passes (roles.claims.rederive): "on" fails it
+    # when the two disagree, "strict" also when the second confirms nothing.
+    rederive: Literal["off", "on", "strict"] = "on"
     # A correction names the step that failed and the commands to try next
     # (roles.cookbook.nudge).
     nudges: bool = True
@@ -243,7 +243,7 @@ def load_settings(env: Mapping[str, str]) -> LLMSettings:
         plan_chains=chains,  # type: ignore[arg-type]
         plan_steps=steps,  # type: ignore[arg-type]
         cookbook=_flag(env, "ARTOO_COOKBOOK", True),
-        rederive=_choice(env, "ARTOO_REDERIVE", REDERIVE, "strict"),  # type: ignore[arg-type]
+        rederive=_choice(env, "ARTOO_REDERIVE", REDERIVE, "on"),  # type: ignore[arg-type]
         nudges=_flag(env, "ARTOO_NUDGES", True),
         retry_temperature=_optional(env, "ARTOO_RETRY_TEMPERATURE", maximum=2.0),
     )

@@ -9,7 +9,7 @@ from roles.llm.config import LLMConfigError, load_settings
 
 def test_the_levers_are_on_by_default_and_each_can_be_turned_off():
     plain = load_settings({})
-    assert (plain.cookbook, plain.nudges, plain.rederive) == (True, True, "strict")
+    assert (plain.cookbook, plain.nudges, plain.rederive) == (True, True, "on")
     assert (plain.plan_steps, plain.retry_temperature) == ("show", None)
     off = load_settings(
         {
@@ -23,8 +23,7 @@ def test_the_levers_are_on_by_default_and_each_can_be_turned_off():
     assert (off.cookbook, off.nudges, off.rederive) == (False, False, "off")
     assert (off.plan_steps, off.retry_temperature) == ("drop", 0.3)
     assert load_settings({"ARTOO_REDERIVE": "strict"}).rederive == "strict"
-    assert load_settings({"ARTOO_REDERIVE": "true"}).rederive == "strict"
-    assert load_settings({"ARTOO_REDERIVE": "on"}).rederive == "on"
+    assert load_settings({"ARTOO_REDERIVE": "true"}).rederive == "on"
 
 
 @pytest.mark.parametrize(
