@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:
+    from roles.tools.mcp import McpServer
 
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off", ""}
@@ -80,3 +85,24 @@ def envnetwork(name: str, env: Mapping[str, str] = os.environ) -> str:
             "but not to this machine's loopback, or none for no network"
         )
     raise ImproperlyConfigured(f"{name} must be none, egress or host, not {raw!r}")
+
+
+def envmcp(name: str, env: Mapping[str, str] = os.environ) -> tuple[McpServer, ...]:
+    """Return the MCP servers the JSON file the variable names declares; none
+    when it is unset (``roles.tools.mcp`` shows the format)."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return ()
+    from roles.tools.mcp import McpConfigError, parse_servers  # only when used
+
+    try:
+        with open(raw, encoding="utf-8") as file:
+            data = json.load(file)
+    except OSError as err:
+        raise ImproperlyConfigured(f"{name}: cannot read {raw}: {err}") from None
+    except ValueError as err:
+        raise ImproperlyConfigured(f"{name}: {raw} is not JSON: {err}") from None
+    try:
+        return parse_servers(data)
+    except McpConfigError as err:
+        raise ImproperlyConfigured(f"{name}: {raw}: {err}") from None

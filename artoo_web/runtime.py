@@ -20,6 +20,8 @@ from artoo_web.models import Run, TraceEvent
 from roles.llm import client as llm
 from roles.llm.offline import OfflineModel
 from roles.tools import web
+from roles.tools.errors import ToolError
+from roles.tools.mcp import McpConfigError, McpServer, McpTool, discover
 from roles.tools.sandbox import (
     Limits,
     Sandbox,
@@ -28,6 +30,7 @@ from roles.tools.sandbox import (
     remove_tree,
 )
 from roles.tools.sandbox_check import self_check
+from roles.tools.shell import run_shell
 
 CANCEL_CHECK_EVERY_S = 0.2
 log = logging.getLogger(__name__)
@@ -200,6 +203,50 @@ def sandbox_for(run: Run, workspace: Path) -> tuple[Sandbox | None, str]:
         policy, run_key=str(run.id), workspace=workspace, writable=writable
     )
     return sandbox, ""
+
+
+_mcp_tools: dict[McpServer, tuple[McpTool, ...]] = {}
+
+
+def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
+    """Return the configured MCP servers' tools, listed once per process.
+
+    A server is listed in the run's sandbox, its effect discarded (unconfined
+    with ``ARTOO_SANDBOX=off``); one that fails is logged, offers nothing,
+    and is asked again by the next subtask.
+    """
+    tools: list[McpTool] = []
+    for server in settings.ARTOO_MCP_SERVERS:
+        if server not in _mcp_tools:
+            try:
+                _mcp_tools[server] = discover(
+                    server, _runner(server, sandbox, workspace)
+                )
+            except (McpConfigError, ToolError) as err:
+                log.error("MCP server %s: %s", server.name, err)
+                continue
+        tools.extend(_mcp_tools[server])
+    return tuple(tools)
+
+
+def _runner(server: McpServer, sandbox: Sandbox | None, workspace: Path):
+    """Return how discovery runs a command: in the sandbox, its effect discarded."""
+    options = {
+        "timeout_s": settings.ARTOO_SHELL_TIMEOUT_S,
+        "output_cap": 4_000_000,
+        "kill_grace_s": 1.0,
+    }
+
+    def run(command: str) -> str:
+        if sandbox is None:
+            return run_shell(command, cwd=workspace, **options)
+        done = sandbox.showing(server.paths).run(
+            command, cancelled=lambda: False, track=lambda *_: None, **options
+        )
+        done.discard()
+        return done.output
+
+    return run
 
 
 def elapsed_ms(run: Run) -> int:

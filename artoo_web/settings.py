@@ -11,7 +11,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from artoo_web import livefile
-from artoo_web.env import envbool, envint, envlist, envnetwork, envstr
+from artoo_web.env import envbool, envint, envlist, envmcp, envnetwork, envstr
 from roles.ggs import control
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -232,6 +232,8 @@ ARTOO_SANDBOX_ENV = envlist("ARTOO_SANDBOX_ENV")
 ARTOO_ALLOWED_PATHS = [Path(p).resolve() for p in envlist("ARTOO_ALLOWED_PATHS")]
 ARTOO_USER_SHARED = envbool("ARTOO_USER_SHARED", False)
 ARTOO_SHELL_TIMEOUT_S = envint("ARTOO_SHELL_TIMEOUT_S", 30, minimum=1)
+# MCP servers whose tools R3 is offered (docs/mcp.md); unset: none.
+ARTOO_MCP_SERVERS = envmcp("ARTOO_MCP_CONFIG")
 
 # The control strategy of a run submitted without one (roles/ggs/control.py).
 ARTOO_CONTROL = envstr("ARTOO_CONTROL", control.DEFAULT).strip().lower()

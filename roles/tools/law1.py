@@ -76,19 +76,28 @@ class Law1:
         approved = self._ask(ApprovalAsk(name, command, dict(args), reason))
         return None if approved else f"[LAW1] {reason} — denied by the operator"
 
-    def judge(self, command: str, args: dict, done: SandboxRun) -> str:
+    def ask_first(self, ask: ApprovalAsk) -> str | None:
+        """Put a call to the operator before it runs; return the denial, or None."""
+        if self._ask(ask):
+            return None
+        return f"[LAW1] {ask.reason} — denied by the operator; nothing ran"
+
+    def judge(
+        self, command: str, args: dict, done: SandboxRun, tool: str = "shell"
+    ) -> str:
         """Apply the command's effect, asking the operator first when destructive."""
         effect = done.effect
         if effect.refused:
             raise ToolError(refusal(effect, done.output))
         if all(self.made.is_own(change.path) for change in effect.destructive):
             return self.settle(command, done)
-        warning = check_shell(command, cwd=str(self.workspace))
-        reason = f"the command {effect.summary()}"
+        shell = tool == "shell"
+        warning = check_shell(command, cwd=str(self.workspace)) if shell else None
+        reason = f"the {'command' if shell else tool + ' call'} {effect.summary()}"
         if warning:
             reason += f" ({warning})"
         changes = tuple(change.as_dict() for change in effect.destructive)
-        ask = ApprovalAsk("shell", command, dict(args), reason, changes)
+        ask = ApprovalAsk(tool, command, dict(args), reason, changes)
         approved = self._ask(ask, done)
         return self.settle(command, done, ask, approved)
 

@@ -31,7 +31,7 @@ import stat
 import subprocess
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roles.tools.diskquota import Quota, free_refusal, judge
@@ -94,6 +94,17 @@ class Sandbox:
         self.tmp.mkdir(parents=True, exist_ok=True)
         self._own(self.tmp, 0o700)
         self._own(self.workspace, 0o755)
+
+    def showing(self, paths: Sequence[Path]) -> Sandbox:
+        """Return this run's sandbox showing ``paths`` read-only as well."""
+        if not paths:
+            return self
+        shown = (*self.policy.system_paths, *(str(p) for p in paths))
+        policy = replace(self.policy, system_paths=shown)
+        run_key = self.run_dir.name
+        return Sandbox(
+            policy, run_key=run_key, workspace=self.workspace, writable=self.writable
+        )
 
     def run(
         self,

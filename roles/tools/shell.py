@@ -86,6 +86,33 @@ def parse_shell_output(text: str) -> tuple[int | None, str]:
     return int(match.group(1)), text[match.end() :]
 
 
+class Running:
+    """The process groups a toolbox is running, to kill them all at once."""
+
+    def __init__(self) -> None:
+        self.procs: set[subprocess.Popen] = set()
+        self.lock = threading.Lock()
+        self.killed = False
+
+    def track(self, proc: subprocess.Popen, running: bool) -> None:
+        """Note a process started or ended; one started after ``kill`` dies."""
+        with self.lock:
+            if running:
+                self.procs.add(proc)
+            else:
+                self.procs.discard(proc)
+        if running and self.killed:
+            kill_group(proc, grace_s=0)
+
+    def kill(self) -> None:
+        """Kill every running process group now; later ones die as they start."""
+        with self.lock:
+            self.killed = True
+            procs = list(self.procs)
+        for proc in procs:
+            kill_group(proc, grace_s=0)
+
+
 def run_shell(command: str, *, cwd: Path, **options: Any) -> str:
     """Run ``command`` with ``bash -u -c`` and return the canonical result text.
 

@@ -7,6 +7,7 @@ arguments are not a JSON object with every required string, or its target
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from roles.llm.client import ToolSpec
@@ -64,11 +65,20 @@ TOOL_SPECS: dict[str, ToolSpec] = {
 
 
 def refuse(
-    name: str, args: Any, blocked_tools: frozenset[str], blocked_targets: frozenset[str]
+    name: str,
+    args: Any,
+    blocked_tools: frozenset[str],
+    blocked_targets: frozenset[str],
+    more: Collection[str] = (),
 ) -> None:
-    """Raise ToolError for an unknown, malformed or GGS-blocked call."""
-    if name not in TOOL_SPECS:
-        raise ToolError(f"unknown tool {name!r}; available: {', '.join(TOOL_SPECS)}")
+    """Raise ToolError for an unknown, malformed or GGS-blocked call.
+
+    ``more`` names the tools offered beside the built-in ones (MCP servers'),
+    whose arguments their own schemas check.
+    """
+    if name not in TOOL_SPECS and name not in more:
+        known = ", ".join([*TOOL_SPECS, *more])
+        raise ToolError(f"unknown tool {name!r}; available: {known}")
     if name in blocked_tools:
         raise ToolError(
             f"blocked by GGS: tool {name!r} was used in a subtask that failed in "
@@ -76,7 +86,7 @@ def refuse(
         )
     if not isinstance(args, dict):
         raise ToolError(f"{name} arguments must be a JSON object")
-    schema = TOOL_SPECS[name].parameters
+    schema = TOOL_SPECS[name].parameters if name in TOOL_SPECS else {"required": []}
     for key in schema["required"]:
         if not isinstance(args.get(key), str):
             raise ToolError(f"{name} needs a string argument {key!r}")

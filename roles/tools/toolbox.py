@@ -18,16 +18,18 @@ existing file asks before writing either way.
 A command parked on the operator (``approve`` raised ToolPaused) is not run
 again: given the answer (``settle``), the re-made call settles its effect.
 
+MCP servers' tools (``config.mcp_tools``, ``roles.tools.mcp``) pass the same
+GGS and memory checks; one not annotated read-only is put to the operator
+before it runs, then each runs in the sandbox and its effect is judged as a
+command's.
+
 The tool specs and the refusals are in ``roles.tools.specs``, Law 1's questions
 to the operator in ``roles.tools.law1``.
 """
 
 from __future__ import annotations
 
-import subprocess
-import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +41,13 @@ from roles.tools.errors import ToolError, ToolPaused
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.leftovers import Spoiled
+from roles.tools.mcp import McpTool, approval_ask, check_args, offered
+from roles.tools.mcp_wire import call_command, render
 from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.own_files import Made
 from roles.tools.records import MODEL_OUTPUT_LIMIT, ToolRecord, head_tail
 from roles.tools.sandbox import Sandbox
-from roles.tools.shell import kill_group, run_shell
+from roles.tools.shell import Running, run_shell
 from roles.tools.specs import TOOL_SPECS, refuse
 from roles.tools.toolbox_config import ToolboxConfig
 
@@ -56,13 +60,6 @@ __all__ = [
     "ToolboxConfig",
     "head_tail",
 ]
-
-
-@dataclass
-class _Running:
-    procs: set = field(default_factory=set)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    killed: bool = False
 
 
 class Toolbox:
@@ -106,11 +103,12 @@ class Toolbox:
             for_policy(sandbox and sandbox.policy, self.roots),
         )
         self.memory = MemoryGate(memory_rules, approve, self.is_cancelled)
+        self.mcp = offered(config.mcp_tools, TOOL_SPECS)
         self.spoiled = Spoiled(self.workspace)
         self.evidence: list[str] = []
         self.records: list[ToolRecord] = []
         self._settled: tuple[dict, bool] | None = None
-        self._running = _Running()
+        self._running = Running()
         self._law1 = Law1(
             workspace=self.workspace,
             roots=self.roots,
@@ -128,18 +126,21 @@ class Toolbox:
     def specs(self) -> list[ToolSpec]:
         """Return the spec of every tool that is neither blocked nor unavailable."""
         off = self.blocked_tools | self.config.unavailable_tools
-        return [s for n, s in TOOL_SPECS.items() if n not in off]
+        specs = [s for n, s in TOOL_SPECS.items() if n not in off]
+        return specs + [t.spec() for n, t in self.mcp.items() if n not in off]
 
     def call(self, name: str, args: Mapping[str, Any]) -> str:
         """Run one tool call and return its output as the model should see it."""
         args = dict(args) if isinstance(args, Mapping) else args
-        if self._settled and self._settled[0]["args"] == args and name == "shell":
+        settled = self._settled and self._settled[0]
+        if settled and (settled["tool"], settled["args"]) == (name, args):
             return self._settled_call(name, args)
         try:
             if name in self.config.unavailable_tools:
                 raise ToolError(f"tool {name!r} is not available on this server")
             try:
-                refuse(name, args, self.blocked_tools, self.config.blocked_targets)
+                blocked = self.config.blocked_targets
+                refuse(name, args, self.blocked_tools, blocked, self.mcp)
             except ToolError as err:
                 raise ToolError(f"{err}{self.files.elsewhere(name, args)}") from None
             self.memory.check(name, args)
@@ -148,7 +149,9 @@ class Toolbox:
                 spoiled = self.spoiled.refused_read(self.files.path(args["path"]))
                 if spoiled:
                     raise ToolError(spoiled)
-            if name == "shell" and (self.sandbox or self.config.sandbox_error):
+            if name in self.mcp:
+                output = self._mcp(self.mcp[name], args)
+            elif name == "shell" and (self.sandbox or self.config.sandbox_error):
                 output = self._sandboxed_shell(args)
             else:
                 output = self._law1.gate(name, args)
@@ -178,11 +181,7 @@ class Toolbox:
 
     def kill(self) -> None:
         """Kill every running process group now and refuse further shell calls."""
-        with self._running.lock:
-            self._running.killed = True
-            procs = list(self._running.procs)
-        for proc in procs:
-            kill_group(proc, grace_s=0)
+        self._running.kill()
 
     def is_cancelled(self) -> bool:
         """Return True once the run is cancelled or the toolbox was killed."""
@@ -198,20 +197,7 @@ class Toolbox:
             return self.files.read(args, config.read_max_bytes)
         if name == "write_file":
             return self._write(self.files.path(args["path"]), args["content"])
-        if name == "search":
-            return web.search(
-                args["query"],
-                timeout_s=config.http_timeout_s,
-                serper_api_key=config.serper_api_key,
-                ddg_url=config.search_url,
-                serper_url=config.serper_url,
-            )
-        return web.fetch_url(
-            args["url"],
-            timeout_s=config.http_timeout_s,
-            max_bytes=config.fetch_max_bytes,
-            local_ok=self.fetch_local,
-        )
+        return web.call(name, args, config, local_ok=self.fetch_local)
 
     def _shell(self, command: str) -> str:
         if self.is_cancelled():
@@ -222,23 +208,25 @@ class Toolbox:
             timeout_s=self.config.shell_timeout_s,
             output_cap=self.config.output_cap,
             cancelled=self.is_cancelled,
-            track=self._track,
+            track=self._running.track,
             kill_grace_s=self.config.kill_grace_s,
         )
         if self._running.killed:
             raise ToolError("command cancelled; its process group was killed")
         return output
 
-    def _track(self, proc: subprocess.Popen, running: bool) -> None:
-        with self._running.lock:
-            if running:
-                self._running.procs.add(proc)
-            else:
-                self._running.procs.discard(proc)
-        if running and self._running.killed:
-            kill_group(proc, grace_s=0)
+    def _mcp(self, tool: McpTool, args: dict) -> str:
+        """Run an MCP tool call: asked first unless read-only, then as a command."""
+        check_args(tool, args)
+        ask = approval_ask(tool, args)
+        denied = ask and self._law1.ask_first(ask)
+        if denied:
+            return denied
+        if self.sandbox or self.config.sandbox_error:
+            return self._sandboxed_shell(args, tool)
+        return render(self._shell(call_command(tool.server, tool.name, args)))
 
-    def _sandboxed_shell(self, args: dict) -> str:
+    def _sandboxed_shell(self, args: dict, tool: McpTool | None = None) -> str:
         if self.sandbox is None:
             raise ToolError(
                 f"shell commands are refused: the sandbox does not work here "
@@ -247,20 +235,26 @@ class Toolbox:
             )
         if self.is_cancelled():
             raise ToolError("cancelled: the run was stopped, no command runs")
-        command = args["command"]
+        command, sandbox = args.get("command"), self.sandbox
+        if tool is not None:
+            command = call_command(tool.server, tool.name, args)
+            sandbox = sandbox.showing(tool.server.paths)
         config = self.config
-        done = self.sandbox.run(
+        done = sandbox.run(
             command,
             timeout_s=config.shell_timeout_s,
             output_cap=config.output_cap,
             cancelled=self.is_cancelled,
-            track=self._track,
+            track=self._running.track,
             kill_grace_s=config.kill_grace_s,
         )
         try:
             if self._running.killed:
                 raise ToolError("command cancelled; its process group was killed")
-            output = self._law1.judge(command, args, done)
+            if tool is not None:
+                done.output, command = render(done.output), tool.shown(args)
+            name = tool.qualified if tool else "shell"
+            output = self._law1.judge(command, args, done, name)
             if output.startswith("[LAW1]"):
                 return output  # denied: nothing was changed
             changed = [c.path for c in done.effect.changes]

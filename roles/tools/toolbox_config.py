@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roles.tools import files, web
+from roles.tools.mcp import McpTool
 
 __all__ = ["ToolboxConfig"]
 
@@ -31,7 +32,8 @@ class ToolboxConfig:
     ``unavailable_tools`` are those this server cannot offer (not offered, not
     GGS's). ``sandbox_error`` says why the sandbox does not work here: with it
     and no sandbox, shell commands are refused. ``fetch_local`` lets
-    ``fetch_url`` reach this machine's own services.
+    ``fetch_url`` reach this machine's own services. ``mcp_tools`` are the
+    MCP servers' tools offered beside the built-in ones (``roles.tools.mcp``).
     """
 
     allowed_paths: tuple[Path, ...] = ()
@@ -50,6 +52,7 @@ class ToolboxConfig:
     search_url: str = web.DDG_URL
     serper_url: str = web.SERPER_URL
     sandbox_error: str = ""
+    mcp_tools: tuple[McpTool, ...] = ()
 
     def __post_init__(self) -> None:
         # Callers pass lists or generators: keep immutable copies, so that the
@@ -59,6 +62,7 @@ class ToolboxConfig:
         self._keep("blocked_tools", frozenset(self.blocked_tools))
         self._keep("unavailable_tools", frozenset(self.unavailable_tools))
         self._keep("blocked_targets", _targets(self.blocked_targets))
+        self._keep("mcp_tools", tuple(self.mcp_tools))
         for name in ("shell_timeout_s", "http_timeout_s"):
             self._require(name, getattr(self, name) > 0, "a positive number of seconds")
         self._require("kill_grace_s", self.kill_grace_s >= 0, "zero or more seconds")

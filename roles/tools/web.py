@@ -80,6 +80,24 @@ def search(
     return "\n\n".join("\n".join(p for p in r if p) for r in results[:MAX_RESULTS])
 
 
+def call(name: str, args: dict, config, *, local_ok: bool) -> str:
+    """Run ``search`` or ``fetch_url`` with a ToolboxConfig's endpoints and limits."""
+    if name == "search":
+        return search(
+            args["query"],
+            timeout_s=config.http_timeout_s,
+            serper_api_key=config.serper_api_key,
+            ddg_url=config.search_url,
+            serper_url=config.serper_url,
+        )
+    return fetch_url(
+        args["url"],
+        timeout_s=config.http_timeout_s,
+        max_bytes=config.fetch_max_bytes,
+        local_ok=local_ok,
+    )
+
+
 def fetch_url(
     url: str,
     *,

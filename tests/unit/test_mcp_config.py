@@ -1,0 +1,70 @@
+"""ARTOO_MCP_CONFIG: the servers a small JSON file declares, or a clear refusal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from artoo_web.env import envmcp
+from roles.tools.mcp import McpServer, McpTool, offered
+from roles.tools.specs import TOOL_SPECS
+
+
+def config(tmp_path: Path, data) -> dict[str, str]:
+    path = tmp_path / "mcp.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return {"ARTOO_MCP_CONFIG": str(path)}
+
+
+def test_unset_declares_no_server():
+    assert envmcp("ARTOO_MCP_CONFIG", {}) == ()
+
+
+def test_a_stdio_server_is_read_with_its_env_and_paths(tmp_path):
+    entry = {"command": ["python3", "/srv/notes.py"], "env": {"B": "2", "A": "1"}}
+    entry["paths"] = ["/srv"]
+    [server] = envmcp(
+        "ARTOO_MCP_CONFIG", config(tmp_path, {"servers": {"notes": entry}})
+    )
+    assert server == McpServer(
+        "notes", ("python3", "/srv/notes.py"), (("A", "1"), ("B", "2")), (Path("/srv"),)
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ("{not json", "is not JSON"),
+        ({"notes": {"command": ["x"]}}, 'one object: {"servers"'),
+        ({"servers": {"a__b": {"command": ["x"]}}}, "server 'a__b': a name is"),
+        ({"servers": {"notes": {"command": "python3 s.py"}}}, '"command" must be'),
+        ({"servers": {"notes": {"command": []}}}, '"command" must be'),
+        ({"servers": {"notes": {"command": ["x"], "env": {"A": 1}}}}, '"env" must'),
+        ({"servers": {"notes": {"command": ["x"], "paths": ["rel"]}}}, "absolute"),
+        ({"servers": {"notes": {"command": ["x"], "cwd": "/"}}}, "unknown keys"),
+        (
+            {"servers": {"web": {"url": "http://127.0.0.1:9000/mcp"}}},
+            "streamable HTTP servers are not supported yet",
+        ),
+    ],
+)
+def test_a_malformed_config_is_refused_saying_what_is_wrong(tmp_path, data, says):
+    env = config(tmp_path, data)
+    with pytest.raises(ImproperlyConfigured, match="ARTOO_MCP_CONFIG") as refused:
+        envmcp("ARTOO_MCP_CONFIG", env)
+    assert says in str(refused.value)
+
+
+def test_a_missing_file_is_refused():
+    with pytest.raises(ImproperlyConfigured, match="cannot read /nonexistent"):
+        envmcp("ARTOO_MCP_CONFIG", {"ARTOO_MCP_CONFIG": "/nonexistent/mcp.json"})
+
+
+def test_two_tools_offered_under_one_name_are_refused():
+    server = McpServer("notes", ("x",))
+    tool = McpTool(server, "count", "", {"type": "object"}, read_only=True)
+    with pytest.raises(ValueError, match="two tools would be offered as"):
+        offered([tool, tool], TOOL_SPECS)
