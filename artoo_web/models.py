@@ -297,7 +297,8 @@ class Approval(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="approvals")
     round = models.PositiveIntegerField(default=0)
     subtask_id = models.CharField(max_length=64)
-    tool = models.CharField(max_length=40)
+    # An MCP tool is named up to 64 characters (roles.tools.mcp).
+    tool = models.CharField(max_length=64)
     command = models.TextField()
     reason = models.TextField()
     # Law 1 by effect: what the sandboxed command changed, as Change.as_dict().

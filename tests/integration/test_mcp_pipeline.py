@@ -1,0 +1,111 @@
+"""An MCP server's tool through a whole run: discovered, asked, parked, resumed.
+
+The scripted model over real HTTP plays every role; R3 calls the destructive
+``delete_file`` of tests/mcp_server.py, which runs as a real stdio process in
+the run's sandbox. The server's interpreter and a linked copy of this
+virtualenv's packages are shown to the sandbox read-only (the checkout itself
+is hidden from commands).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import mcp
+import pytest
+
+from artoo_web import runs, runtime
+from artoo_web.models import Approval, BusMessage
+from roles.tools.mcp import McpServer
+from roles.tools.sandbox import remove_tree
+from tests.conftest import wait_until
+from tests.integration.test_approval_parking_llm import Executor, scripted
+from tests.integration.test_pipeline_offline import finished
+from tests.llm_server import ToolCallSpec
+
+pytestmark = pytest.mark.slow
+
+DELETE = "mcp__notes__delete_file"
+CALLS = [ToolCallSpec(name=DELETE, arguments={"path": "notes.txt"}, id="m1")]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """Return the notes server, its code and packages outside the checkout."""
+    base = Path(tempfile.mkdtemp(prefix="artoo-mcp-", dir="/var/tmp"))
+    base.chmod(0o755)  # read by the sandbox's uid
+    site = base / "site"
+    here = Path(mcp.__file__).resolve().parent.parent
+    try:
+        shutil.copytree(here, site, copy_function=os.link)
+    except OSError:
+        shutil.rmtree(site, ignore_errors=True)
+        shutil.copytree(here, site)
+    shutil.copy(Path(__file__).parent.parent / "mcp_server.py", base / "server.py")
+    python = Path(sys.base_prefix)
+    yield McpServer(
+        "notes",
+        (str(python / "bin" / "python3"), str(base / "server.py")),
+        (("PYTHONPATH", str(site)),),
+        (python, base),
+    )
+    remove_tree(base)
+
+
+def approval(run, count: int) -> Approval:
+    """Wait for the run's ``count``-th question to the operator, still pending."""
+
+    def asked():
+        found = list(Approval.objects.filter(run=run))
+        pending = len(found) == count and found[-1].status == "pending"
+        return found[-1] if pending else None
+
+    return wait_until(asked, timeout=60)
+
+
+def test_a_denied_mcp_tool_leaves_the_file_and_the_run_goes_on(
+    celery_worker, user, monkeypatch, settings, server
+):
+    settings.ARTOO_MCP_SERVERS = (server,)
+    executor = Executor(CALLS, "notes.txt was kept")
+    with scripted(monkeypatch, executor, "ok-step remove the notes"):
+        run = executor.run = runs.submit(user, "remove the notes")
+        executor.submitted.set()
+        asked = approval(run, 1)
+        assert asked.tool == DELETE
+        assert asked.command == 'mcp notes delete_file {"path": "notes.txt"}'
+        assert "of server 'notes' is annotated destructive" in asked.reason
+        runs.decide_approval(run, asked.id, "deny", user)
+        run = finished(run, timeout=90)
+    assert (runtime.workspace_for(run) / "notes.txt").read_text() == "seed\n"
+    result = BusMessage.objects.filter(run=run, type="ExecutionResult").first()
+    [evidence] = result.payload["tool_calls"]
+    assert evidence.startswith(f'{DELETE}: {{"path": "notes.txt"}} → [LAW1]')
+    assert "nothing ran" in evidence
+
+
+def test_an_approved_mcp_tool_is_asked_again_for_its_effect_then_applied(
+    celery_worker, user, monkeypatch, settings, server
+):
+    settings.ARTOO_MCP_SERVERS = (server,)
+    executor = Executor(CALLS, "notes.txt was removed")
+    with scripted(monkeypatch, executor, "ok-step remove the notes") as model:
+        run = executor.run = runs.submit(user, "remove the notes")
+        executor.submitted.set()
+        first = approval(run, 1)
+        assert first.changes == []
+        runs.decide_approval(run, first.id, "approve", user)
+        effect = approval(run, 2)
+        workspace = runtime.workspace_for(run)
+        assert [c["path"] for c in effect.changes] == [str(workspace / "notes.txt")]
+        assert (workspace / "notes.txt").exists()
+        runs.decide_approval(run, effect.id, "approve", user)
+        run = finished(run, timeout=90)
+        answered = model.requests_for("R3")[-1].messages[-1]
+    assert not (workspace / "notes.txt").exists()
+    assert answered["tool_call_id"] == "m1"
+    assert answered["content"] == "deleted notes.txt"
