@@ -206,6 +206,8 @@ def sandbox_for(run: Run, workspace: Path) -> tuple[Sandbox | None, str]:
 
 
 _mcp_tools: dict[McpServer, tuple[McpTool, ...]] = {}
+_mcp_failed: dict[McpServer, float] = {}
+MCP_RETRY_S = 300
 
 
 def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
@@ -213,17 +215,20 @@ def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
 
     A server is listed in the run's sandbox, its effect discarded (unconfined
     with ``ARTOO_SANDBOX=off``); one that fails is logged, offers nothing,
-    and is asked again by the next subtask.
+    and is asked again after ``MCP_RETRY_S``.
     """
     tools: list[McpTool] = []
     for server in settings.ARTOO_MCP_SERVERS:
+        failed = _mcp_failed.get(server)
+        if failed is not None and time.monotonic() - failed < MCP_RETRY_S:
+            continue
         if server not in _mcp_tools:
             try:
-                _mcp_tools[server] = discover(
-                    server, _runner(server, sandbox, workspace)
-                )
+                runner = _runner(server, sandbox, workspace)
+                _mcp_tools[server] = discover(server, runner)
             except (McpConfigError, ToolError) as err:
                 log.error("MCP server %s: %s", server.name, err)
+                _mcp_failed[server] = time.monotonic()
                 continue
         tools.extend(_mcp_tools[server])
     return tuple(tools)

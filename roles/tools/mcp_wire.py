@@ -12,7 +12,8 @@ stdio server does. What the server wrote to stderr follows a marker line::
     [mcp stderr]
 
 ``result_of`` reads the request's result back from that text, ``render`` a
-tool call's result as the model sees it.
+tool call's result as the model sees it (with the sandbox's ``[sandbox] …``
+line when it refused the call's effect).
 """
 
 from __future__ import annotations
@@ -147,4 +148,8 @@ def render(output: str) -> str:
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
     body = "\n".join(parts)
+    # The sandbox's own word (its effect refused) comes after the server's output.
+    _, _, after = output.partition(f"{STDERR_MARK}\n")
+    notes = [line for line in after.splitlines() if line.startswith("[sandbox] ")]
+    body = "\n".join([body, *notes])
     return f"[tool error] {body}" if result.is_error else body

@@ -1,4 +1,5 @@
-"""ARTOO_MCP_CONFIG: the servers a small JSON file declares, or a clear refusal."""
+"""ARTOO_MCP_CONFIG: the servers a small JSON file declares, or a clear refusal;
+and what a server's answer reads as."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from artoo_web.env import envmcp
+from roles.tools.errors import ToolError
 from roles.tools.mcp import McpServer, McpTool, offered
+from roles.tools.mcp_wire import STDERR_MARK, render
 from roles.tools.specs import TOOL_SPECS
 
 
@@ -68,3 +71,21 @@ def test_two_tools_offered_under_one_name_are_refused():
     tool = McpTool(server, "count", "", {"type": "object"}, read_only=True)
     with pytest.raises(ValueError, match="two tools would be offered as"):
         offered([tool, tool], TOOL_SPECS)
+
+
+def test_a_result_is_rendered_with_the_sandboxs_refusal_after_it():
+    response = {"jsonrpc": "2.0", "id": "artoo-1", "result": {"content": []}}
+    response["result"]["content"] = [{"type": "text", "text": "wrote big.bin"}]
+    output = (
+        f"[exit code 0]\n{json.dumps(response)}\n{STDERR_MARK}\nserver log\n"
+        "[sandbox] the command wrote 2000 MB; nothing was applied\n"
+    )
+    assert render(output) == (
+        "wrote big.bin\n[sandbox] the command wrote 2000 MB; nothing was applied"
+    )
+
+
+def test_no_answer_is_an_error_showing_what_the_server_printed():
+    output = f"[exit code 1]\n{STDERR_MARK}\nTraceback: ImportError: no mcp\n"
+    with pytest.raises(ToolError, match="(?s)gave no answer.*ImportError: no mcp"):
+        render(output)
