@@ -19,7 +19,16 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from artoo_web import bus, followups, projects, redisconn, runfeed, runtime, topics
+from artoo_web import (
+    bus,
+    followups,
+    projects,
+    redisconn,
+    runfeed,
+    runtime,
+    telemetry,
+    topics,
+)
 from artoo_web.models import (
     TERMINAL_STATUSES,
     Approval,
@@ -372,6 +381,7 @@ def finish(run: Run, final: FinalResult, status: str) -> None:
     run.finished_at = timezone.now()
     run.save()
     projects.run_ended(run)
+    telemetry.run_ended(run)
 
 
 def give_up(msg: BusMessage, error: str, attempts: int) -> None:

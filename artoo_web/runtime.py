@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from artoo_web import redisconn, runfeed, topics
+from artoo_web import redisconn, runfeed, telemetry, topics
 from artoo_web.models import Run, TraceEvent
 from roles.llm import client as llm
 from roles.llm.offline import OfflineModel
@@ -45,9 +45,10 @@ def model_for(role: str, run: Run, cancelled: Callable[[], bool] | None = None):
     """Return the LLM client for ``role``, or the offline model."""
     if not llm_configured():
         return OfflineModel(latency_ms=settings.ARTOO_OFFLINE_LATENCY_MS)
-    return llm.client_for(
+    client = llm.client_for(
         role, os.environ, run_id=str(run.id), cancelled=cancelled or canceller(run.id)
     )
+    return telemetry.watch_model(client, run.id, role)
 
 
 def canceller(run_id) -> Callable[[], bool]:

@@ -259,6 +259,18 @@ ARTOO_AUDIT_WINDOW_S = envint("ARTOO_AUDIT_WINDOW_S", 300, minimum=1)
 ARTOO_LIVE_TIMINGS = envbool("ARTOO_LIVE_TIMINGS", False)
 ARTOO_AUDIT_FANIN_DEADLINE_S = envint("ARTOO_AUDIT_FANIN_DEADLINE_S", 300, minimum=1)
 
+# OpenTelemetry: every run's spans go to this OTLP/HTTP collector (its base URL,
+# e.g. http://127.0.0.1:4318; docs/telemetry.md); unset, nothing is exported.
+OTEL_EXPORTER_OTLP_ENDPOINT = envstr("OTEL_EXPORTER_OTLP_ENDPOINT").strip()
+if OTEL_EXPORTER_OTLP_ENDPOINT and not OTEL_EXPORTER_OTLP_ENDPOINT.startswith(
+    ("http://", "https://")
+):
+    raise ImproperlyConfigured(
+        "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, "
+        f"not {OTEL_EXPORTER_OTLP_ENDPOINT!r}"
+    )
+OTEL_SERVICE_NAME = envstr("OTEL_SERVICE_NAME").strip() or "artoo_web"
+
 CELERY_BROKER_URL = REDIS_URL
 # kombu's Redis transport with a channel that survives its server's crash.
 CELERY_BROKER_TRANSPORT = "artoo_web.celery:RedisTransport"

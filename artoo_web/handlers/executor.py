@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from artoo_web import bus, fairshare, followups, runs, runtime
+from artoo_web import bus, fairshare, followups, runs, runtime, telemetry
 from artoo_web.handlers import dispatcher
 from artoo_web.models import (
     TERMINAL_STATUSES,
@@ -320,7 +320,7 @@ def toolbox_for(
     toolbox.made.resume(parked.made)
     if pending and pending["kind"] == "effect":
         toolbox.settle(pending, approved)
-    return toolbox
+    return telemetry.watch_tools(toolbox, run.id)
 
 
 class Operator:

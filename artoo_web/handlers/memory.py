@@ -18,7 +18,7 @@ import threading
 
 from django.conf import settings
 
-from artoo_web import bus, redisconn, topics
+from artoo_web import bus, redisconn, telemetry, topics
 from artoo_web.models import BusMessage, Run
 from memory import MegramStore
 from memory.owners import owner_of
@@ -143,7 +143,9 @@ def answer_query(msg: BusMessage) -> None:
     """(R5, MemoryQuery): answer R2 with what the run's user may read."""
     run = Run.objects.get(id=msg.run_id)
     query = MemoryQuery.model_validate(msg.payload)
-    recall = recall_for(query, owner_for_user(run.owner_id))
+    with telemetry.searching_memory(run.id) as answered:
+        recall = recall_for(query, owner_for_user(run.owner_id))
+        answered(recall)
     bus.send(run, "R5", "R2", "MemoryRecall", recall, round=msg.round)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from artoo_web import bus, projects, runtime, topics
+from artoo_web import bus, projects, runtime, telemetry, topics
 from artoo_web.handlers import memory
 from artoo_web.models import BusMessage, Run, RunStatus
 from roles import perceiver
@@ -137,3 +137,4 @@ def answer_directly(run: Run, answer: str) -> None:
         {"answer": answer, "raw_input": run.raw_input},
     )
     projects.run_ended(run)
+    telemetry.run_ended(run)
