@@ -226,7 +226,8 @@ def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
         if server not in _mcp_tools:
             try:
                 runner = _runner(server, sandbox, workspace)
-                _mcp_tools[server] = discover(server, runner)
+                timeout_s = settings.ARTOO_SHELL_TIMEOUT_S
+                _mcp_tools[server] = discover(server, runner, timeout_s)
             except (McpConfigError, ToolError) as err:
                 log.error("MCP server %s: %s", server.name, err)
                 _mcp_failed[server] = time.monotonic()

@@ -11,6 +11,7 @@ whether the server ran at all.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -49,4 +50,8 @@ def touch_file(path: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    # ``server.py http PORT`` serves streamable HTTP on 127.0.0.1:PORT instead.
+    if sys.argv[1:2] == ["http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -12,22 +12,28 @@ directories. Each tool a server lists is offered to the model as
 the server's command anew in the run's sandbox (``roles.tools.mcp_wire``), so
 what it does to files is judged by Law 1 like any command; a tool not
 annotated ``readOnlyHint`` is put to the operator before it runs.
+
+A streamable HTTP server already running on this machine's loopback is
+declared by its URL instead (``{"url": "http://127.0.0.1:8931/mcp"}``) and
+reached with the SDK's client (``roles.tools.mcp_http``), outside any sandbox.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jsonschema
 from mcp_types import ListToolsResult
 
 from roles.llm.client import ToolSpec
-from roles.tools import mcp_wire
+from roles.tools import mcp_http, mcp_wire
 from roles.tools.errors import ToolError
 from roles.tools.law1 import ApprovalAsk
 
@@ -36,6 +42,7 @@ PREFIX = "mcp__"
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")
 SERVER_KEYS = {"command", "env", "paths"}
+HTTP_KEYS = {"url"}
 
 
 class McpConfigError(ValueError):
@@ -44,12 +51,14 @@ class McpConfigError(ValueError):
 
 @dataclass(frozen=True)
 class McpServer:
-    """One stdio MCP server: its name, command, environment and shown paths."""
+    """One MCP server: a stdio one's command, environment and shown paths, or
+    a streamable HTTP one's loopback ``url``."""
 
     name: str
-    command: tuple[str, ...]
+    command: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     paths: tuple[Path, ...] = ()
+    url: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,11 +111,8 @@ def _server(name: str, entry: Any) -> McpServer:
         )
     if not isinstance(entry, dict):
         raise McpConfigError(f"{where} must be an object")
-    if "url" in entry or "transport" in entry or "type" in entry:
-        raise McpConfigError(
-            f'{where}: only stdio servers (a "command") are supported; streamable '
-            "HTTP servers are not supported yet"
-        )
+    if "url" in entry:
+        return _http_server(name, entry)
     unknown = set(entry) - SERVER_KEYS
     if unknown:
         raise McpConfigError(f"{where}: unknown keys {sorted(unknown)}")
@@ -126,19 +132,54 @@ def _server(name: str, entry: Any) -> McpServer:
     )
 
 
+def _http_server(name: str, entry: dict) -> McpServer:
+    where = f"server {name!r}"
+    unknown = set(entry) - HTTP_KEYS
+    if unknown:
+        raise McpConfigError(
+            f'{where}: a streamable HTTP server takes only a "url"; unknown keys '
+            f"{sorted(unknown)}"
+        )
+    url = entry["url"]
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise McpConfigError(f'{where}: "url" must be an http:// or https:// URL')
+    if not _is_loopback(parts.hostname):
+        raise McpConfigError(
+            f"{where}: {parts.hostname} is not this machine's loopback; only "
+            "servers on 127.0.0.0/8, ::1 or localhost are supported"
+        )
+    return McpServer(name, url=url)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
 
 
-def discover(server: McpServer, run: Callable[[str], str]) -> tuple[McpTool, ...]:
-    """Return the tools ``server`` lists; ``run`` runs a command, returns its output.
+def discover(
+    server: McpServer, run: Callable[[str], str], timeout_s: float = 30
+) -> tuple[McpTool, ...]:
+    """Return the tools ``server`` lists; ``run`` runs a command, returns its output
+    (a stdio server's), ``timeout_s`` bounds an HTTP server's answer.
 
     Raises McpConfigError when the server does not answer or a tool's name
     cannot be offered.
     """
     try:
-        result = mcp_wire.result_of(run(mcp_wire.list_command(server)))
-        listed = ListToolsResult.model_validate(result)
+        if server.url:
+            listed = mcp_http.list_tools(server.url, timeout_s=timeout_s)
+        else:
+            result = mcp_wire.result_of(run(mcp_wire.list_command(server)))
+            listed = ListToolsResult.model_validate(result)
     except (ToolError, ValueError) as err:
         raise McpConfigError(
             f"MCP server {server.name!r} lists no tools: {err}"
@@ -198,3 +239,9 @@ def approval_ask(tool: McpTool, args: Mapping[str, Any]) -> ApprovalAsk | None:
     why = "annotated destructive" if tool.destructive else "not annotated read-only"
     reason = f"the MCP tool {tool.name!r} of server {tool.server.name!r} is {why}"
     return ApprovalAsk(tool.qualified, tool.shown(args), dict(args), reason)
+
+
+def call_http(tool: McpTool, args: Mapping[str, Any], timeout_s: float) -> str:
+    """Call a streamable HTTP server's tool; return its result as text."""
+    result = mcp_http.call_tool(tool.server.url, tool.name, args, timeout_s=timeout_s)
+    return mcp_wire.text_of(result)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_types import (
@@ -141,15 +141,19 @@ def render(output: str) -> str:
         raise ToolError(
             f"the MCP server's answer is not a tool result: {err}"
         ) from None
+    # The sandbox's own word (its effect refused) comes after the server's output.
+    _, _, after = output.partition(f"{STDERR_MARK}\n")
+    notes = [line for line in after.splitlines() if line.startswith("[sandbox] ")]
+    return text_of(result, notes)
+
+
+def text_of(result: CallToolResult, notes: Sequence[str] = ()) -> str:
+    """Return a tool result's content as text, ``notes`` after it."""
     parts = []
     for block in result.content:
         text = getattr(block, "text", None)
         parts.append(text if text is not None else f"[{block.type} content]")
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
-    body = "\n".join(parts)
-    # The sandbox's own word (its effect refused) comes after the server's output.
-    _, _, after = output.partition(f"{STDERR_MARK}\n")
-    notes = [line for line in after.splitlines() if line.startswith("[sandbox] ")]
-    body = "\n".join([body, *notes])
+    body = "\n".join([*parts, *notes])
     return f"[tool error] {body}" if result.is_error else body

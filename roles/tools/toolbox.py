@@ -41,7 +41,7 @@ from roles.tools.errors import ToolError, ToolPaused
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
 from roles.tools.leftovers import Spoiled
-from roles.tools.mcp import McpTool, approval_ask, check_args, offered
+from roles.tools.mcp import McpTool, approval_ask, call_http, check_args, offered
 from roles.tools.mcp_wire import call_command, render
 from roles.tools.memory_gate import MemoryGate, MemoryRules
 from roles.tools.own_files import Made
@@ -222,6 +222,8 @@ class Toolbox:
         denied = ask and self._law1.ask_first(ask)
         if denied:
             return denied
+        if tool.server.url:  # a server on the loopback, outside any sandbox
+            return call_http(tool, args, self.config.shell_timeout_s)
         if self.sandbox or self.config.sandbox_error:
             return self._sandboxed_shell(args, tool)
         return render(self._shell(call_command(tool.server, tool.name, args)))

@@ -49,8 +49,13 @@ def test_a_stdio_server_is_read_with_its_env_and_paths(tmp_path):
         ({"servers": {"notes": {"command": ["x"], "paths": ["rel"]}}}, "absolute"),
         ({"servers": {"notes": {"command": ["x"], "cwd": "/"}}}, "unknown keys"),
         (
-            {"servers": {"web": {"url": "http://127.0.0.1:9000/mcp"}}},
-            "streamable HTTP servers are not supported yet",
+            {"servers": {"web": {"url": "http://10.0.0.7:9000/mcp"}}},
+            "10.0.0.7 is not this machine's loopback",
+        ),
+        ({"servers": {"web": {"url": "ftp://127.0.0.1/mcp"}}}, "http:// or https://"),
+        (
+            {"servers": {"web": {"url": "http://127.0.0.1/mcp", "command": ["x"]}}},
+            'takes only a "url"',
         ),
     ],
 )
@@ -59,6 +64,13 @@ def test_a_malformed_config_is_refused_saying_what_is_wrong(tmp_path, data, says
     with pytest.raises(ImproperlyConfigured, match="ARTOO_MCP_CONFIG") as refused:
         envmcp("ARTOO_MCP_CONFIG", env)
     assert says in str(refused.value)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.3.0.1", "[::1]", "localhost"])
+def test_a_streamable_http_server_on_the_loopback_is_read(tmp_path, host):
+    url = f"http://{host}:8931/mcp"
+    env = config(tmp_path, {"servers": {"web": {"url": url}}})
+    assert envmcp("ARTOO_MCP_CONFIG", env) == (McpServer("web", url=url),)
 
 
 def test_a_missing_file_is_refused():
