@@ -225,6 +225,8 @@ def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
             continue
         if server not in _mcp_tools:
             try:
+                if sandbox is not None:
+                    check_visible(server)
                 runner = _runner(server, sandbox, workspace)
                 timeout_s = settings.ARTOO_SHELL_TIMEOUT_S
                 _mcp_tools[server] = discover(server, runner, timeout_s)
@@ -234,6 +236,19 @@ def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
                 continue
         tools.extend(_mcp_tools[server])
     return tuple(tools)
+
+
+def check_visible(server: McpServer) -> None:
+    """Raise McpConfigError when a stdio server's program or a path it is shown
+    lies where the sandbox hides everything (the checkout, the data dir)."""
+    named = [Path(p) for p in (*server.paths, *server.command[:2]) if str(p)[:1] == "/"]
+    for path in named:
+        for hidden in hidden_paths():
+            if path.is_relative_to(hidden):
+                raise McpConfigError(
+                    f"{path} is inside {hidden}, which the sandbox hides from "
+                    "commands: install the server elsewhere (e.g. under /opt)"
+                )
 
 
 def _runner(server: McpServer, sandbox: Sandbox | None, workspace: Path):

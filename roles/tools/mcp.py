@@ -202,6 +202,7 @@ def discover(
                 f"{made.qualified!r} (letters, digits, '_' and '-', 64 at most)"
             )
         tools.append(made)
+    offered(tools, ())  # a server listing one name twice
     return tuple(tools)
 
 

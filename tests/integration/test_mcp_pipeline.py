@@ -20,7 +20,7 @@ import pytest
 
 from artoo_web import runs, runtime
 from artoo_web.models import Approval, BusMessage
-from roles.tools.mcp import McpServer
+from roles.tools.mcp import McpConfigError, McpServer
 from roles.tools.sandbox import remove_tree
 from tests.conftest import wait_until
 from tests.integration.test_approval_parking_llm import Executor, scripted
@@ -109,3 +109,11 @@ def test_an_approved_mcp_tool_is_asked_again_for_its_effect_then_applied(
     assert not (workspace / "notes.txt").exists()
     assert answered["tool_call_id"] == "m1"
     assert answered["content"] == "deleted notes.txt"
+
+
+def test_a_server_installed_where_the_sandbox_hides_is_refused_clearly(settings):
+    inside = settings.BASE_DIR / ".venv" / "bin" / "python3"
+    server = McpServer("inside", (str(inside), "/opt/notes/server.py"))
+    with pytest.raises(McpConfigError, match="which the sandbox hides from commands"):
+        runtime.check_visible(server)
+    runtime.check_visible(McpServer("outside", ("/usr/bin/python3", "/opt/s.py")))

@@ -10,8 +10,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from artoo_web.env import envmcp
+from roles.tools import Toolbox
 from roles.tools.errors import ToolError
-from roles.tools.mcp import McpServer, McpTool, offered
+from roles.tools.mcp import McpServer, McpTool, discover, offered
 from roles.tools.mcp_wire import STDERR_MARK, render
 from roles.tools.specs import TOOL_SPECS
 
@@ -101,3 +102,15 @@ def test_no_answer_is_an_error_showing_what_the_server_printed():
     output = f"[exit code 1]\n{STDERR_MARK}\nTraceback: ImportError: no mcp\n"
     with pytest.raises(ToolError, match="(?s)gave no answer.*ImportError: no mcp"):
         render(output)
+
+
+def test_without_servers_the_model_is_offered_exactly_the_built_in_tools(tmp_path):
+    assert Toolbox(tmp_path).specs() == list(TOOL_SPECS.values())
+
+
+def test_a_server_listing_one_name_twice_is_refused():
+    listed = {"tools": [{"name": "a", "inputSchema": {"type": "object"}}] * 2}
+    response = {"jsonrpc": "2.0", "id": "artoo-1", "result": listed}
+    output = f"[exit code 0]\n{json.dumps(response)}\n{STDERR_MARK}\n"
+    with pytest.raises(ValueError, match="two tools would be offered as 'mcp__s__a'"):
+        discover(McpServer("s", ("x",)), lambda command: output)
