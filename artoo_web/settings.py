@@ -1,6 +1,6 @@
 """Django settings for artoo_web, read from the environment only.
 
-Every variable is listed with its default in README.md.
+Every variable is listed with its default in docs/configuration.md.
 """
 
 from __future__ import annotations

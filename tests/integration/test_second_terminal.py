@@ -1,4 +1,4 @@
-"""`make run` in one terminal, the README's commands in a plain second one."""
+"""`make run` in one terminal, docs/operations.md's commands in a plain second one."""
 
 from __future__ import annotations
 
