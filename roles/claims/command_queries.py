@@ -8,7 +8,8 @@ after ``sort -u`` the distinct lines::
     counts(parse_command("awk '{s+=$3} END{print s}' a").pipelines[0])  # "sum"
 
 The kinds are ``lines``, ``words``, ``bytes``, ``chars``, ``matches``,
-``distinct``, ``files`` (``COUNTS``), ``sum`` and ``average``, or "".
+``distinct``, ``files`` (``COUNTS``), ``sum``, ``average`` and ``size`` (what
+``du``, ``stat -c %s`` or ``find -printf %s`` print of a file), or "".
 An awk program's text is awk, not shell: ``roles.claims.awk`` reads it.
 """
 
@@ -52,6 +53,9 @@ WC_KINDS = (("-l", "--lines", "lines"), ("-w", "--words", "words"))
 WC_KINDS += (("-m", "--chars", "chars"), ("-c", "--bytes", "bytes"))
 DATAMASH = {"sum": "sum", "mean": "average", "count": "lines"}
 DATAMASH |= {"countunique": "distinct"}
+# A file's size in a format: stat's and find -printf's directives for bytes,
+# blocks and kilobytes.
+SIZE_DIRECTIVE = re.compile(r"%[-+ #0-9.]*[sbk]")
 _SED_ADDRESS = re.compile(r"(?:^|[;\s{])/((?:\\.|[^/\\\n])+)/")
 
 
@@ -102,7 +106,25 @@ def _counter_kind(program: Program, before: Program | None) -> str:
         return "sum" if "+" in (before.flag("-d", "--delimiters") or "") else ""
     if name == "datamash":
         return next((DATAMASH[o] for o in program.operands if o in DATAMASH), "")
-    return "sum" if name == "numsum" else ""
+    if name == "numsum":
+        return "sum"
+    return "size" if _prints_size(program) else ""
+
+
+def _prints_size(program: Program) -> bool:
+    """Return True when ``program`` prints files' sizes: ``du``, or ``stat``
+    and ``find`` with a format holding a size directive (``%s``, ``%b``, ``%k``)."""
+    if program.name == "du":
+        return True
+    if program.name == "find":
+        formats = program.flag_values("-printf", "-fprintf")
+    elif program.name in ("stat", "gstat"):
+        formats = program.flag_values("-c", "--format", "--printf")
+        # -c's value may be parsed as the first operand.
+        formats += program.operands[:1] if program.flag("-c") is not None else ()
+    else:
+        return False
+    return any(SIZE_DIRECTIVE.search(f) for f in formats)
 
 
 def _fed(stages: tuple[Program, ...]) -> str:

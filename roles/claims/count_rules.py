@@ -68,21 +68,31 @@ def counted_word(case: Case) -> str:
 
 
 # What a count of each kind may be computed by (``command_counts``'s kinds).
+# A count of lines or rows may be any count of lines (matching or distinct
+# ones, a list of files) or a sum of such counts, never a size or a word count.
+LINE_COUNTS = ("lines", "matches", "distinct", "files", "sum")
 COUNTED_BY = {
     "distinct": ("distinct",),
     "files": ("files",),
     "matches": ("matches",),
     "words": ("words",),
+    "lines": LINE_COUNTS,
+    "rows": LINE_COUNTS,
 }
 
 
 def counts_other_kind(case: Case) -> str:
-    """A count of one kind (distinct values, files, matching lines, words)
-    answered with a number a command printed that counts another kind: every
-    command that printed it counts something, and none counts what is asked."""
+    """A count of one kind (distinct values, files, matching lines, words,
+    lines) answered with a number a command printed that counts another kind
+    or measures something else (a size): every command that printed it
+    computes something, and none counts what is asked."""
+    asked = [
+        q.count_of for q in (case.question, case.asked) if q.count_of in COUNTED_BY
+    ]
+    # The narrower kind decides: a step that counts distinct lines of a request
+    # that counts lines is judged as a count of distinct lines.
     kind = next(
-        (q.count_of for q in (case.question, case.asked) if q.count_of in COUNTED_BY),
-        "",
+        (k for k in asked if k not in ("lines", "rows")), asked[0] if asked else ""
     )
     numbers = claimed_numbers(case)
     if not (kind and states_total(case) and numbers):
@@ -110,9 +120,11 @@ def counts_other_kind(case: Case) -> str:
             f"lines that hold {word!r}; count only those (grep -c "
             f"{shlex.quote(word)} FILE); {NO_EVIDENCE}"
         )
+    verb = "prints" if counted in PRINTS else "counts"
     return (
-        f"{said} counts {counted}, and the question asks for the number of "
-        f"{ASKED_KIND[kind]}: count those ({COUNT_HOW[kind]}); {NO_EVIDENCE}"
+        f"{said} {verb} {PRINTS.get(counted, counted)}, and the question asks for "
+        f"the number of {ASKED_KIND[kind]}: count those ({COUNT_HOW[kind]}); "
+        f"{NO_EVIDENCE}"
     )
 
 
@@ -121,13 +133,19 @@ ASKED_KIND = {
     "files": "files",
     "matches": "lines that match",
     "words": "words",
+    "lines": "lines",
+    "rows": "rows",
 }
 COUNT_HOW = {
     "distinct": "… | sort -u | wc -l",
     "files": "find DIR -type f -name PATTERN | wc -l",
     "matches": "grep -c PATTERN FILE",
     "words": "wc -w FILE",
+    "lines": "wc -l FILE",
+    "rows": "wc -l FILE",
 }
+# What a command that printed a number prints, when it is no count.
+PRINTS = {"size": "files' sizes", "bytes": "bytes", "chars": "characters"}
 
 
 def total_of_many(case: Case) -> str:
