@@ -39,6 +39,7 @@ DATA_TOOLS = ("read_file", "write_file", "glob", "search", "fetch_url")
 _ECHO = re.compile(r"^\s*(?:echo|printf)\b[^$`|<>;&()\n\\]*$")
 # Inside single quotes the shell expands nothing: `, $, | and ; are text there.
 SINGLE_QUOTED = re.compile(r"'[^']*'")
+_WORD = re.compile(r"\w+")
 _DECODER = json.JSONDecoder()
 # Why a call counts as failed when only its output head is known: these are the
 # markers our tools and shells print on failure (R4a's environmental regex plus
@@ -123,6 +124,26 @@ def only_echoes(entry: object) -> bool:
     if not isinstance(command, str):
         return False
     return _ECHO.match(SINGLE_QUOTED.sub("''", command)) is not None
+
+
+def shows_data(call: ToolCall) -> bool:
+    """Return True when the call printed something of what it looked at.
+
+    An output made only of words the command itself holds (``grep -q k f &&
+    echo yes``, ``test -f f || echo missing``) shows the command's words, and
+    a silent test (``grep -q``) shows nothing: only an exit status, which says
+    that a pattern matched, not what the matching line says. A failed call
+    shows its error, not the data.
+    """
+    if is_failed_call(call):
+        return False
+    output = split_exit_code(call.output)[1].strip()
+    if not output:
+        return False
+    if call.tool != "shell":
+        return True
+    command = str(call.args.get("command") or "").lower()
+    return any(word not in command for word in _WORD.findall(output.lower()))
 
 
 def is_failed_call(call: ToolCall) -> bool:

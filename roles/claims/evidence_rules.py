@@ -46,6 +46,7 @@ from roles.claims.count_rules import (
     totals,
 )
 from roles.claims.engine import Case, Finding, Rule, decide
+from roles.claims.evidence import shows_data
 from roles.claims.facts import appears, unshown_facts
 from roles.claims.field_values import field_value
 from roles.claims.question import Question, question_for
@@ -108,6 +109,24 @@ def unshown(case: Case) -> str:
         shown += f"; call the shell tool with the command {extreme} and answer "
         shown += "with its number"
     return f"the claimed output states {named}, {shown}; {NO_EVIDENCE}"
+
+
+def test_not_shown(case: Case) -> str:
+    """A yes or no decided by tests whose output shows nothing of what they
+    tested: an exit status or the command's own words say that a pattern
+    matched, not what the line that matched says."""
+    if not (case.asks("yes_no") and case.records):
+        return ""
+    if any(shows_data(call) for call in case.records):
+        return ""
+    tests = [c.args.get("command") for c in case.records if c.tool == "shell"]
+    named = f" (`{tests[-1]}`)" if tests and isinstance(tests[-1], str) else ""
+    return (
+        f"the answer rests on a test that printed nothing of what it tested{named}: "
+        "a match or an exit status does not show what the line says; print the "
+        "lines that decide it (grep -n WORD FILE, or the file) and answer from "
+        f"what they say; {NO_EVIDENCE}"
+    )
 
 
 def unshown_extreme(case: Case) -> str:
@@ -243,6 +262,7 @@ def _quote(text: str) -> str:
 EVIDENCE_RULES: tuple[Rule, ...] = (
     Rule("script-not-run", script_not_run),
     Rule("unshown-fact", unshown),
+    Rule("test-not-shown", test_not_shown),
     Rule("unshown-extreme", unshown_extreme),
     Rule("zero-sum", zero_sum),
     Rule("count-for-sum", count_for_sum),

@@ -133,3 +133,103 @@ def test_wcs_total_line_listed_whole_is_the_total_over_the_files():
     listing = " 194 /srv/logs/a.log\n 211 /srv/logs/b.log\n 405 total"
     many = _shell("wc -l /srv/logs/*", listing)
     assert evidence_finding(_subtask(intent=asked), _result("405", many), asked) is None
+
+
+SIZE_PRINTERS = [
+    "stat -c '%s' /srv/in/notes.md",
+    "stat --format=%s /srv/in/notes.md",
+    "du -b /srv/in/notes.md | cut -f1",
+    "find /srv/in -type f -printf '%s %p\\n' | sort -n | head -1",
+]
+
+
+def test_a_size_is_never_a_count_of_lines_whatever_program_printed_it():
+    question = Question(answer="count", count_of="lines")
+    asked = "Quante righe ha il file più piccolo in /srv/in?"
+    subtask = _subtask(intent=asked)
+    for command in SIZE_PRINTERS:
+        result = _result("9120", _shell(command, "9120"))
+        finding = evidence_finding(subtask, result, asked, question)
+        assert finding is not None, command
+        assert finding.rule == "counts-other-kind", command
+        assert "sizes" in finding.reason and "wc -l FILE" in finding.reason
+    lines = _shell("wc -l < /srv/in/notes.md", "311")
+    assert evidence_finding(subtask, _result("311", lines), asked, question) is None
+
+
+def test_a_count_of_lines_may_be_a_sum_of_counts_or_a_count_of_matches():
+    question = Question(answer="count", count_of="lines")
+    asked = "How many lines do the two files in /srv/in hold together?"
+    summed = _shell("wc -l /srv/in/* | awk '{s+=$1} END{print s}'", "82")
+    result = _result("82", summed)
+    assert evidence_finding(_subtask(intent=asked), result, asked, question) is None
+    words = _shell("wc -w < /srv/in/a", "82")
+    finding = evidence_finding(
+        _subtask(intent=asked), _result("82", words), asked, question
+    )
+    assert finding is not None and finding.rule == "counts-other-kind"
+
+
+def test_a_total_size_asked_is_not_refused_as_a_count():
+    asked = "What is the total size in bytes of /srv/in?"
+    question = Question(answer="total", subject="size of /srv/in in bytes")
+    total = _shell("du -cb /srv/in | tail -1 | cut -f1", "20480")
+    result = _result("20480", total)
+    assert evidence_finding(_subtask(intent=asked), result, asked, question) is None
+
+
+def test_the_narrower_count_of_the_step_decides_over_the_requests_lines():
+    question = Question(answer="count", count_of="lines")
+    step = "Count the distinct values of /srv/in/a"
+    every = _shell("wc -l < /srv/in/a", "40")
+    finding = evidence_finding(
+        _subtask(intent=step), _result("40", every), "How many lines?", question
+    )
+    assert finding is not None and "distinct values" in finding.reason
+
+
+def test_a_yes_or_no_needs_an_output_that_shows_what_decides_it():
+    question = Question(answer="yes_no", subject="compression in /srv/x/server.xml")
+    asked = "Ist die Kompression in /srv/x/server.xml eingeschaltet?"
+    subtask = _subtask(intent=asked)
+    silent = [
+        _shell("grep -q compression /srv/x/server.xml && echo yes", "yes"),
+        _shell("grep -qi 'compression' /srv/x/server.xml", ""),
+        _shell(
+            "grep compression /srv/x/server.xml >/dev/null && echo Enabled", "Enabled"
+        ),
+    ]
+    for call in silent:
+        finding = evidence_finding(subtask, _result("yes", call), asked, question)
+        assert finding is not None and finding.rule == "test-not-shown", call
+        assert "grep -n WORD FILE" in finding.reason
+    shown = _shell(
+        "grep -n compression /srv/x/server.xml", "12:  <compression>off</compression>"
+    )
+    result = _result("no", silent[0], shown)
+    assert evidence_finding(subtask, result, asked, question) is None
+
+
+def test_a_value_computed_from_the_data_shows_it():
+    question = Question(answer="yes_no")
+    asked = "Does the sum of /srv/x/a.csv's second column exceed 100?"
+    summed = _shell(
+        'awk -F, \'{s+=$2} END{if (s>100) print "yes", s; else print "no", s}\' a',
+        "yes 131",
+    )
+    result = _result("yes", summed)
+    assert evidence_finding(_subtask(intent=asked), result, asked, question) is None
+
+
+def test_a_failed_read_shows_nothing_for_a_yes_or_no():
+    question = Question(answer="yes_no")
+    asked = "Is /srv/x/missing.conf set to verbose?"
+    failed = format_evidence(
+        "shell",
+        {"command": "cat /srv/x/missing.conf"},
+        "[exit code 1]\ncat: /srv/x/missing.conf: No such file or directory",
+    )
+    finding = evidence_finding(
+        _subtask(intent=asked), _result("no", failed), asked, question
+    )
+    assert finding is not None and finding.rule == "test-not-shown"
