@@ -17,7 +17,7 @@ class Row:
 
     task: str
     kind: str
-    suite: str = "tuning"  # or "held-out" (devtools/heldout.py)
+    suite: str = "tuning"  # or "practice", "held-out", "held-out-b"
     run_id: str = ""
     solved: bool = False
     false_accept: bool = False

@@ -15,6 +15,7 @@ import pytest
 from devtools.apiclient import Api, Db, create_user
 from devtools.driver import drive
 from devtools.heldout import HELDOUT
+from devtools.heldout_b import HELDOUT_B
 from devtools.practice import PRACTICE
 from devtools.tasks import (
     TASKS,
@@ -33,6 +34,7 @@ SUITES = (
     [("tuning", t) for t in TASKS]
     + [("practice", t) for t in PRACTICE]
     + [("held-out", t) for t in HELDOUT]
+    + [("held-out-b", t) for t in HELDOUT_B]
 )
 
 
