@@ -6,9 +6,16 @@ go before the operator approves, a denied deletion leaves the file intact, an
 impossible task ends in a clean abandon with NextMoves, and no run is a false
 accept (asserted at the end of the session, after the table). The solve rate is
 a printed figure.
+
+The tuning tasks run a second time as the ``one-account`` suite: in their
+order, all under one user, as a person would use one account for unrelated
+tasks, so what memory carries from one task to the next shows against the
+per-task accounts (``report.one_account_changes``).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +32,7 @@ from devtools.tasks import (
     is_solved,
     prepare_dir,
 )
-from tests.model.report import Row
+from tests.model.report import ONE_ACCOUNT, Row
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(1800)]
 
@@ -35,20 +42,45 @@ SUITES = (
     + [("practice", t) for t in PRACTICE]
     + [("held-out", t) for t in HELDOUT]
     + [("held-out-b", t) for t in HELDOUT_B]
+    # Last, and in TASKS' order: each task's memory is there for the next one.
+    + [(ONE_ACCOUNT, t) for t in TASKS]
 )
+
+
+@pytest.fixture(scope="session")
+def one_account_token(cluster) -> str:
+    """Return the API token of the one user the one-account sequence runs under."""
+    return create_user(cluster, f"model-{ONE_ACCOUNT}")
+
+
+def api_for(suite, task, cluster, request) -> Api:
+    """Return the API of the task's user: its own, or the one-account user."""
+    if suite == ONE_ACCOUNT:
+        return Api(cluster.url, request.getfixturevalue("one_account_token"))
+    # A user per task: R1 reads the user's earlier runs, which must not leak in.
+    return Api(cluster.url, create_user(cluster, f"model-{task.name}"))
+
+
+def task_dir_for(suite, task, tasks_root) -> Path:
+    """Return the task's directory; the one-account copy never shares files."""
+    if suite != ONE_ACCOUNT:
+        return tasks_root / task.name
+    home = tasks_root / ONE_ACCOUNT
+    home.mkdir(exist_ok=True)
+    home.chmod(0o755)  # readable by the sandbox, like the root
+    return home / task.name
 
 
 @pytest.mark.parametrize(("suite", "task"), SUITES, ids=lambda v: getattr(v, "name", v))
 def test_prepared_task_is_judged_by_its_real_outcome(
-    suite, task, cluster, tasks_root, results
+    suite, task, cluster, tasks_root, results, request
 ):
-    task_dir = tasks_root / task.name
+    task_dir = task_dir_for(suite, task, tasks_root)
     try:
         prepare_dir(task, task_dir)
     except Unavailable as unavailable:
         pytest.skip(str(unavailable))
-    # A user per task: R1 reads the user's earlier runs, which must not leak in.
-    api = Api(cluster.url, create_user(cluster, f"model-{task.name}"))
+    api = api_for(suite, task, cluster, request)
     row = Row(
         task.name, task.kind, suite, note="the run did not finish (see the error)"
     )
