@@ -240,7 +240,9 @@ def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
 
 def check_visible(server: McpServer) -> None:
     """Raise McpConfigError when a stdio server's program or a path it is shown
-    lies where the sandbox hides everything (the checkout, the data dir)."""
+    lies where the sandbox hides everything (the checkout, the data dir), or
+    when its program, its links followed, is where no sandbox shows it (a
+    virtualenv's ``python`` is a link to the interpreter it was made from)."""
     named = [Path(p) for p in (*server.paths, *server.command[:2]) if str(p)[:1] == "/"]
     for path in named:
         for hidden in hidden_paths():
@@ -249,6 +251,21 @@ def check_visible(server: McpServer) -> None:
                     f"{path} is inside {hidden}, which the sandbox hides from "
                     "commands: install the server elsewhere (e.g. under /opt)"
                 )
+    program = server.command[0] if server.command else ""
+    if program[:1] != "/":
+        return
+    real = Path(os.path.realpath(program))
+    shown = (
+        *sandbox_policy().system_paths,
+        *server.paths,
+        *settings.ARTOO_ALLOWED_PATHS,
+    )
+    if not any(real.is_relative_to(Path(p)) for p in shown):
+        raise McpConfigError(
+            f"{program} is {real} once its links are followed, which the sandbox "
+            f'does not show: name {real.parent.parent} in the server\'s "paths", '
+            "or make the server's virtualenv from an interpreter under /usr or /opt"
+        )
 
 
 def _runner(server: McpServer, sandbox: Sandbox | None, workspace: Path):

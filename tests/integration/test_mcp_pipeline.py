@@ -117,3 +117,24 @@ def test_a_server_installed_where_the_sandbox_hides_is_refused_clearly(settings)
     with pytest.raises(McpConfigError, match="which the sandbox hides from commands"):
         runtime.check_visible(server)
     runtime.check_visible(McpServer("outside", ("/usr/bin/python3", "/opt/s.py")))
+
+
+def test_a_program_whose_link_leads_where_no_sandbox_looks_is_named(tmp_path):
+    # A virtualenv's python is a link to the interpreter it was made from.
+    elsewhere = tmp_path / "home" / "pyenv" / "bin"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "python3.11").write_text("")
+    venv = Path(tempfile.mkdtemp(prefix="artoo-mcp-venv-", dir="/opt"))
+    try:
+        (venv / "python").symlink_to(elsewhere / "python3.11")
+        server = McpServer("linked", (str(venv / "python"), "/opt/s.py"))
+        with pytest.raises(McpConfigError, match="once its links are followed") as err:
+            runtime.check_visible(server)
+        assert str(elsewhere / "python3.11") in str(err.value)
+        assert str(elsewhere.parent) in str(err.value)
+        shown = McpServer(
+            "linked", (str(venv / "python"), "/opt/s.py"), paths=(elsewhere.parent,)
+        )
+        runtime.check_visible(shown)
+    finally:
+        shutil.rmtree(venv)
