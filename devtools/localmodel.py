@@ -135,6 +135,12 @@ class LocalModel:
             # A round of a 1.5B model on 2 cores takes minutes, not seconds.
             "ARTOO_TIME_BUDGET_S": os.environ.get("ARTOO_TIME_BUDGET_S", TIME_BUDGET_S),
             "ARTOO_RUN_DEADLINE_S": os.environ.get("ARTOO_RUN_DEADLINE_S", "3600"),
+            # A round's subtasks get as long as the model-tier clusters give them:
+            # at the 300 s default one subtask of a busy box ends as an
+            # infrastructure failure before its executor has answered.
+            "ARTOO_FANIN_DEADLINE_S": os.environ.get(
+                "ARTOO_FANIN_DEADLINE_S", CLUSTER_ENV["ARTOO_FANIN_DEADLINE_S"]
+            ),
             # Greedy decoding: a small model's JSON and plans are steadier, and a
             # run can be repeated.
             "ARTOO_LLM_TEMPERATURE": os.environ.get("ARTOO_LLM_TEMPERATURE", "0"),
