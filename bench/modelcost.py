@@ -9,10 +9,12 @@ first token (a call's time less the server's own generation time).
 
 reads ``db.sqlite3`` and ``model-results.md`` of a ``make test-model``
 session (default: the newest under ``.artoo/test/model``) and prints the table
-that ``make test-model`` also appends to ``model-results.md``. ``--figures``
-(``make bench``) also prints the totals and each role's time to the first
-token as figures, and only notes a missing session: the model tier is never
-part of ``make bench``, which reports the newest one it finds.
+that ``make test-model`` also appends to ``model-results.md``, then each solved
+task's wall time beside its floor from ``llama-server.log`` (``modelfloor.py``).
+``--figures`` (``make bench``) also prints the totals, each role's time to the
+first token and the wall time over the floor as figures, and only notes a
+missing session: the model tier is never part of ``make bench``, which reports
+the newest one it finds.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import report  # noqa: E402
+from bench import modelfloor, report  # noqa: E402
 
 SESSIONS = ROOT / ".artoo" / "test" / "model"
 ROLE_ORDER = ("R1", "R2", "R3", "R4a", "R4b", "R6", "R7", "R8")
@@ -192,10 +194,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{session} holds no db.sqlite3")
         return missing
     solved = solved_runs(results) if results.is_file() else set()
+    calls = session_calls(db)
     print(f"session {session.name}: {len(solved)} solved tasks")
     print(session_table(db, solved))
+    floor, floor_tasks = modelfloor.session_floor(session, calls)
+    print(f"\n{floor}")
     if args.figures:
-        print_figures(role_costs(session_calls(db), solved), len(solved))
+        print_figures(role_costs(calls, solved), len(solved))
+        modelfloor.print_figures(floor_tasks)
     return 0
 
 
