@@ -117,8 +117,11 @@ def programs(command: str) -> list[str]:
 
 
 def result_attributes(name, output) -> dict:
-    """Return what a tool call's span learns from its output: a shell
+    """Return what a tool call's span learns from its output: that Law 1's
+    operator denied it (``[LAW1] … denied by the operator``), a shell
     command's exit code."""
+    if isinstance(output, str) and output.startswith("[LAW1]"):
+        return {"artoo.tool.denied": True}
     if name != "shell" or not isinstance(output, str):
         return {}
     code, _ = parse_shell_output(output)

@@ -215,7 +215,9 @@ def watch_tools(toolbox, run_id, role: str = "R3"):
             _send(tracer, span, run_id, started, attributes, error=type(err).__name__)
             raise
         attributes.update(spans.result_attributes(name, output))
-        _send(tracer, span, run_id, started, attributes)
+        # A Law 1 denial is the tool's normal result, and nothing ran.
+        denied = "law1_denied" if attributes.get("artoo.tool.denied") else ""
+        _send(tracer, span, run_id, started, attributes, error=denied)
         return output
 
     toolbox.call = traced_call

@@ -324,12 +324,13 @@ def test_a_destructive_mcp_tool_denied_on_the_run_page_leaves_the_file(
     assert root.attributes["artoo.run.directive"] == "abandon"
     calls = sorted(spans[f"execute_tool {DELETE}"], key=lambda s: s.start_ns)
     assert {s.parent_span_id for s in calls} == {root.span_id}
-    # The call parked on the question, then made again once denied: the denial
-    # is its output, so that span has no error; later rounds' calls GGS refused.
+    # The call parked on the question, then made again once denied: that span
+    # is marked denied, an error; later rounds' calls GGS refused.
     parked, denied, *blocked = calls
     assert parked.attributes["artoo.tool.parked"] is True
     assert "error.type" not in parked.attributes
     assert "artoo.tool.parked" not in denied.attributes
-    assert "error.type" not in denied.attributes
-    assert denied.status_code == 0
+    assert denied.attributes["artoo.tool.denied"] is True
+    assert denied.attributes["error.type"] == "law1_denied"
+    assert denied.status_code == 2  # STATUS_CODE_ERROR
     assert all(s.attributes["error.type"] == "ToolError" for s in blocked)

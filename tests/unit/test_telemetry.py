@@ -169,6 +169,18 @@ def test_a_refused_tool_call_is_an_error_span(exported, tmp_path):
     assert span.status.status_code == StatusCode.ERROR
 
 
+def test_a_call_the_operator_denied_is_an_error_span_marked_denied(exported, tmp_path):
+    (tmp_path / "x").write_text("keep me")
+    toolbox = telemetry.watch_tools(Toolbox(tmp_path), uuid.uuid4())
+    output = toolbox.call("shell", {"command": "rm -rf x"})
+    assert output.startswith("[LAW1]") and (tmp_path / "x").exists()
+    [span] = exported.get_finished_spans()
+    assert span.attributes["artoo.tool.denied"] is True
+    assert span.attributes["error.type"] == "law1_denied"
+    assert span.status.status_code == StatusCode.ERROR
+    assert "artoo.tool.exit_code" not in span.attributes
+
+
 def test_a_memory_query_sends_how_many_records_it_recalled(exported):
     run_id = uuid.uuid4()
     recall = MemoryRecall(task_id="count", space="intent:count", entity="env:local")
