@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
-
 import pytest
 
 from bench.modelcost import main
 from bench.modelfloor import read_speeds
+from tests.bench.test_modelcost import session as trace_session
 
 PREFIX = "28.21.558.582 I slot print_timing: id  0 | task 7395 | "
 LOG = [
@@ -62,20 +60,7 @@ CALLS = [
 
 def session(tmp_path, log=LOG):
     """Write a session directory: the trace table, the results, the server's log."""
-    conn = sqlite3.connect(tmp_path / "db.sqlite3")
-    conn.execute(
-        "CREATE TABLE artoo_web_traceevent (role TEXT, run_id TEXT, kind TEXT, "
-        "data TEXT)"
-    )
-    for role, run, prompt, completion, cached, first in CALLS:
-        data = {"prompt_tokens": prompt, "completion_tokens": completion}
-        data |= {"cached_tokens": cached, "first_token_ms": first}
-        conn.execute(
-            "INSERT INTO artoo_web_traceevent VALUES (?, ?, 'llm_call', ?)",
-            (role, run.replace("-", ""), json.dumps(data)),
-        )
-    conn.commit()
-    conn.close()
+    trace_session(tmp_path, CALLS)
     (tmp_path / "model-results.md").write_text(RESULTS)
     if log is not None:
         (tmp_path / "llama-server.log").write_text("\n".join(log) + "\n")

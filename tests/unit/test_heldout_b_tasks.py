@@ -8,7 +8,6 @@ checked to be in the data and to be refused.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,10 @@ from devtools.heldout import HELDOUT
 from devtools.heldout_b import HELDOUT_B, SUPPLIERS
 from devtools.practice import PRACTICE
 from devtools.tasks import TASKS, prepare_dir
+from tests.unit.test_heldout_tasks import sh
 
 BY_NAME = {t.name: t for t in HELDOUT_B}
 OLDEST = 'drafts/"$(ls -tr drafts | head -1)"'
-
-
-def sh(command: str, cwd: Path) -> str:
-    return subprocess.run(
-        ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 @pytest.fixture
