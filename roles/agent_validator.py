@@ -48,6 +48,7 @@ from roles.cookbook import nudge, nudges
 from roles.criteria import CHECK_TYPES, DONE
 from roles.llm.client import Usage
 from roles.recoverable import namesakes, transient_failure
+from roles.task_contracts import INFRASTRUCTURE
 
 __all__ = [
     "NO_EVIDENCE",
@@ -113,7 +114,7 @@ def validate(
         )
     criteria = subtask_criteria(subtask)
     if infrastructure_error:
-        judged = fail_all(criteria, f"infrastructure error: {infrastructure_error}")
+        judged = fail_all(criteria, f"{INFRASTRUCTURE} error: {infrastructure_error}")
     else:
         judged = judge(
             subtask,

@@ -29,8 +29,9 @@ from roles.contracts import (
 )
 from roles.memory_contracts import TargetSignal
 from roles.memory_rules import MemoryRules
+from roles.task_contracts import INFRASTRUCTURE
 
-DEADLINE_REASON = "infrastructure: no outcome before the fan-in deadline"
+DEADLINE_REASON = f"{INFRASTRUCTURE}: no outcome before the fan-in deadline"
 
 
 class FanIn(BaseModel):

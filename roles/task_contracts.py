@@ -109,6 +109,11 @@ class GapPoint(Contract):
     failure_class: Literal["", "logical", "environmental", "mixed"] = ""
 
 
+# How every failure_reason of the machinery (the model endpoint, a cancel, the
+# fan-in deadline) begins: what the subtask's approach was never got to run.
+INFRASTRUCTURE = "infrastructure"
+
+
 class SubTaskOutcome(Contract):
     """R4a's final word on a subtask."""
 
@@ -124,6 +129,13 @@ class SubTaskOutcome(Contract):
     tool_calls: list[str] = Field(default_factory=list)
     # The calls of the subtask's earlier attempts: what they changed stays changed.
     earlier_calls: list[str] = Field(default_factory=list)
+
+    @property
+    def infrastructure(self) -> bool:
+        """True when it failed because the machinery did, not its approach."""
+        return self.status == "failed" and (self.failure_reason or "").startswith(
+            INFRASTRUCTURE
+        )
 
 
 class ReplanRequest(Contract):

@@ -35,7 +35,7 @@ from roles.contracts import (
 )
 from roles.ggs import solver as ggs
 from roles.ggs.loss import GGSConfig
-from roles.ggs.megrams import make_megram, terminal_content
+from roles.ggs.megrams import infrastructure_only, make_megram, terminal_content
 from roles.ggs.output import Round, failure_class, terminal_rationale
 from roles.ggs.state import final_result
 from roles.ggs.summary import abandon_reason, terminal_report
@@ -210,5 +210,6 @@ def _abandon(
         now=given.now,
         id_factory=given.id_factory,
     )
+    kept = [] if infrastructure_only(message.outcomes) else [megram]
     next_state = result.state.model_copy(update={"prev_directive": "abandon"})
-    return ggs.StepResult(output=final, state=next_state, megrams=[megram])
+    return ggs.StepResult(output=final, state=next_state, megrams=kept)

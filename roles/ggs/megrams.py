@@ -1,6 +1,9 @@
 """The Megrams GGS writes: one per run end, one per failing (tool, target).
 
-Terminal states write ``space intent:<task_id>``, ``entity env:local``; action
+Terminal states write ``space intent:<task_id>``, ``entity env:local``, except
+an abandon whose every failure is the machinery's (``infrastructure``): the
+model endpoint, a cancel or the fan-in deadline tried no approach, so memory
+learns nothing from it and recalls nothing of it as "this approach failed"; action
 states write ``space tool:<name>``, ``entity target:<value>`` for every distinct
 failing call: a call of a failed subtask whose own result failed (as for
 blocked targets, ``roles.ggs.blocks``); a file read by a subtask that then
@@ -65,6 +68,13 @@ def calls_of(
         for call in map(parse_evidence, outcome.tool_calls)
         if call is not None
     ]
+
+
+def infrastructure_only(outcomes: Iterable[SubTaskOutcome]) -> bool:
+    """True when some outcome failed and every failed one failed because the
+    machinery did (no approach of the run was judged)."""
+    failed = [o for o in outcomes if o.status == "failed"]
+    return bool(failed) and all(o.infrastructure for o in failed)
 
 
 def terminal_content(

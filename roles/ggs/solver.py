@@ -41,7 +41,13 @@ from roles.ggs.loss import (
     rounded,
     total_loss,
 )
-from roles.ggs.megrams import action_megrams, calls_of, make_megram, terminal_content
+from roles.ggs.megrams import (
+    action_megrams,
+    calls_of,
+    infrastructure_only,
+    make_megram,
+    terminal_content,
+)
 from roles.ggs.output import (
     Round,
     action_rationale,
@@ -243,6 +249,8 @@ def _terminal(
     result = result.model_copy(update={"reason": reason})
     content = terminal_content(rnd.directive, message.outcomes, summary, gap)
     megram = _terminal_megram(message.task_id, rnd.directive, content, given)
+    if rnd.directive == "abandon" and infrastructure_only(message.outcomes):
+        return StepResult(output=result, state=next_state, megrams=[])
     return StepResult(output=result, state=next_state, megrams=[megram])
 
 

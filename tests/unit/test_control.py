@@ -20,6 +20,7 @@ from roles.ggs import control
 from roles.ggs import solver as ggs
 from roles.ggs.solver import GGSConfig, GGSState
 from roles.planning.prompts import plan_messages
+from roles.runstate import DEADLINE_REASON
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 GAP = "the file /srv/app.log was not found"
@@ -186,6 +187,16 @@ def test_retry_abandons_when_the_budget_is_spent():
     assert [m.state for m in result.megrams] == ["abandon"]
     assert result.megrams[0].space == "intent:t"
     assert result.state.prev_directive == "abandon"
+
+
+@pytest.mark.parametrize("name", ["retry", "single"])
+def test_an_abandon_only_the_machinery_caused_writes_no_megram(name):
+    late = failed("a", failure_reason=DEADLINE_REASON)
+
+    result = ask(name, GGSState(replans=3), replan(late, matched("b")))
+
+    assert result.output.directive == "abandon"
+    assert result.megrams == []
 
 
 def test_retry_abandons_when_the_rounds_run_out_before_the_budget():

@@ -13,6 +13,7 @@ from roles.contracts import (
     SubTaskOutcome,
 )
 from roles.ggs.solver import GGSState, step
+from roles.runstate import DEADLINE_REASON
 
 
 def shell(command, output=""):
@@ -401,6 +402,32 @@ def test_abandon_megram_without_tools_or_gap_is_terse():
     megram = step(GGSState(replans=3), replan(failed("a"))).megrams[0]
 
     assert megram.content == "Failed."
+
+
+def test_an_abandon_the_machinery_caused_writes_no_megram():
+    # The fan-in deadline and a model endpoint that failed tried no approach:
+    # memory must not recall "this approach failed" for the next run.
+    outcomes = (
+        failed("a", failure_reason=DEADLINE_REASON),
+        failed("b", failure_reason="infrastructure error: LLM timed out"),
+    )
+
+    result = step(GGSState(replans=3), replan(*outcomes, gap_summary="deadline"))
+
+    assert result.output.directive == "abandon"
+    assert result.megrams == []
+
+
+def test_an_abandon_with_one_judged_failure_still_writes_its_megram():
+    outcomes = (
+        failed("a", failure_reason=DEADLINE_REASON),
+        failed("b", calls=[shell("curl x", "connection refused")]),
+    )
+
+    result = step(GGSState(replans=3), replan(*outcomes))
+
+    assert [m.state for m in result.megrams] == ["abandon"]
+    assert "curl x" in result.megrams[0].content
 
 
 def test_accept_megram_names_the_tools_of_matched_subtasks():
