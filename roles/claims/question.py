@@ -26,6 +26,7 @@ from roles.claims.question_words import (
     asks_for_count,
     asks_for_file_count,
     asks_for_sum,
+    counted_noun,
     counted_word,
 )
 from roles.contract_base import Contract
@@ -191,7 +192,7 @@ def _count_of(text: str) -> str:
         return "matches"
     if ALL_LINES.search(text):
         return "lines"
-    return ""
+    return counted_noun(text)
 
 
 def question_for(asks: Question | None, request: str) -> Question:
@@ -219,11 +220,20 @@ def question_for(asks: Question | None, request: str) -> Question:
         # The words plainly state another kind: a small R1 misnames kinds (a
         # list of services called a path), and the words are the user's.
         update |= {"answer": words.answer, "count_of": words.count_of}
-    elif words.answer == "count" == asks.answer:
+    elif words.answer == "count" == asks.answer and not _narrower(asks, words):
         # What a count counts is the words' where they plainly ask how many: a
         # small R1 calls accounts "files", and code then refuses answers by it.
         update["count_of"] = words.count_of
     return asks.model_copy(update=update)
+
+
+def _narrower(asks: Question, words: Question) -> bool:
+    """True when R1 names a narrower count of lines (matching or distinct
+    ones) than the words' plain lines or rows: the narrower kind stands."""
+    return words.count_of in ("lines", "rows") and asks.count_of in (
+        "matches",
+        "distinct",
+    )
 
 
 def _matching(asks: Question, request: str) -> str:

@@ -2,7 +2,8 @@
 
 A count, a sum or an average (``asks_for_aggregate``, ``asks_for_sum``,
 ``asks_for_count``), a count of files (``asks_for_file_count``), every line of
-a file (``ALL_LINES``) or the lines that hold a word (``counted_word``)::
+a file (``ALL_LINES``), the lines that hold a word (``counted_word``) or the
+thing a count is of (``counted_noun``: lines, rows, words)::
 
     counted_word("How many lines of app.log contain ERROR?")  # "ERROR"
 
@@ -28,6 +29,23 @@ ALL_LINES = re.compile(
     r"|(?:count|number of) (?:the )?lines (?:of|in))\b",
     re.IGNORECASE,
 )
+# The thing a count is of, named right after the words that ask how many ("how
+# many lines it has", "the number of rows", "count the words"): what every
+# line, row or word counter computes, whatever the rest of the sentence says.
+# Words in between describe it ("how many non-empty lines"), never a verb
+# that makes the noun another thing's ("how many users have 10 lines").
+_BETWEEN = r"(?!(?:have|has|had|are|is|was|were|do|does|did|in|of|with)\b)[\w-]+\s+"
+COUNTED_NOUN = re.compile(
+    r"\b(?:how many|number of|count(?:\s+of)?(?:\s+the)?)\s+"
+    rf"(?:{_BETWEEN}){{0,2}}"
+    r"(?P<noun>lines?|rows?|records?|entries|entry|words?)\b",
+    re.IGNORECASE,
+)
+NOUN_KINDS = {
+    "line": "lines", "lines": "lines", "row": "rows", "rows": "rows",
+    "record": "rows", "records": "rows", "entry": "rows", "entries": "rows",
+    "word": "words", "words": "words",
+}  # fmt: skip
 SOME_LINES = re.compile(
     r"\b(?:contain\w*|match\w*|mention\w*|with|that|which|where|start\w*|end\w*"
     r"|hold\w*|non-?empty|blank|empty|unique|distinct)\b",
@@ -74,6 +92,16 @@ def asks_for_count(*texts: str) -> bool:
 def asks_for_file_count(*texts: str) -> bool:
     """Return True when ``texts`` ask how many files (or directories) there are."""
     return any(FILES_COUNTED.search(text or "") for text in texts)
+
+
+def counted_noun(*texts: str) -> str:
+    """Return the kind of count (``lines``, ``rows``, ``words``) the noun after
+    "how many" names in ``texts``, else ""."""
+    for text in texts:
+        found = COUNTED_NOUN.search(text or "")
+        if found:
+            return NOUN_KINDS[found["noun"].lower()]
+    return ""
 
 
 def counted_word(request: str) -> str:

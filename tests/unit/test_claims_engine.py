@@ -6,7 +6,7 @@ from roles.agent_validator import validate
 from roles.claims.engine import Case, Finding, Rule, decide
 from roles.claims.evidence import format_evidence
 from roles.claims.evidence_rules import EVIDENCE_RULES, evidence_finding
-from roles.claims.question import Question
+from roles.claims.question import Question, question_for
 from roles.contracts import ExecutionResult, SubTask
 
 
@@ -155,6 +155,24 @@ def test_a_size_is_never_a_count_of_lines_whatever_program_printed_it():
         assert "sizes" in finding.reason and "wc -l FILE" in finding.reason
     lines = _shell("wc -l < /srv/in/notes.md", "311")
     assert evidence_finding(subtask, _result("311", lines), asked, question) is None
+
+
+def test_a_count_whose_kind_r1_left_empty_takes_it_from_the_counted_noun():
+    # R1 stated a count of nothing in particular; the request's words name
+    # what is counted after "how many", so a size is still refused.
+    asked = "Find the largest file in /srv/logs, then tell me how many rows it has."
+    question = question_for(Question(answer="count", subject="largest file"), asked)
+    assert question.count_of == "rows"
+    sizes = _shell("ls -S /srv/logs | head -1 | xargs du -b", "11652\tapp.log")
+    finding = evidence_finding(
+        _subtask(intent=asked), _result("11652", sizes), asked, question
+    )
+    assert finding is not None and finding.rule == "counts-other-kind"
+    rows = _shell("wc -l < /srv/logs/app.log", "58")
+    assert (
+        evidence_finding(_subtask(intent=asked), _result("58", rows), asked, question)
+        is None
+    )
 
 
 def test_a_count_of_lines_may_be_a_sum_of_counts_or_a_count_of_matches():

@@ -14,6 +14,10 @@ from roles.perceiver import PerceiverReply
         ("How many unique visitors are in /srv/visits.txt?", "count", "distinct"),
         ("How many .py files are under /srv/code?", "count", "files"),
         ("How many lines of /srv/app.log contain 'WARN'?", "count", "matches"),
+        ("Open /srv/notes.txt and tell me how many lines it has.", "count", "lines"),
+        ("What is the number of records in /srv/people.csv?", "count", "rows"),
+        ("Count the words of /srv/essay.md.", "count", "words"),
+        ("How many users have 10 lines or more in /srv/u.txt?", "count", ""),
         ("What is the total of the price column in /srv/items.csv?", "total", ""),
         ("Is compression enabled in /etc/web.conf?", "yes_no", ""),
         ("Which hosts appear in /srv/inventory.txt?", "names", ""),
@@ -115,6 +119,10 @@ def test_what_a_count_counts_is_the_words_where_they_plainly_ask_how_many():
     assert question_for(asks, request).count_of == ""
     files = "How many Python files are there under /srv/p?"
     assert question_for(Question(answer="count"), files).count_of == "files"
+    # Plain lines in the words leave R1's narrower count of lines standing.
+    errors = Question(answer="count", count_of="matches", matching="ERROR")
+    request = "How many ERROR lines are in /srv/app.log?"
+    assert question_for(errors, request).count_of == "matches"
     # Words that ask no plain "how many" leave R1's reading as it is.
     asks = Question(answer="count", count_of="distinct")
     assert (
