@@ -18,6 +18,8 @@ yes or no rests on every call that read)::
     #   | sort -u | wc -l` gave 17")
 
 Two values that differ fail the claim as a logical failure, with both results.
+A second derivation that stopped before it answered is judged by the number
+its last computing command printed, when that command computes what is asked.
 A second derivation that yields no value of the kind (the executor failed, or
 stated one no tool showed or the rules of evidence refuse), or got it by the
 same programs, confirms nothing and refutes nothing: the verdict passes, named
@@ -38,6 +40,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from roles.claims.answer_values import body, claimed_value, successful
+from roles.claims.command import parse_command
+from roles.claims.command_queries import command_counts
+from roles.claims.count_rules import COUNTED_BY
 from roles.claims.evidence import (
     ToolCall,
     first_target,
@@ -54,6 +59,7 @@ __all__ = [
     "REDERIVE_TURNS",
     "Derivation",
     "agreement",
+    "computed_kinds",
     "first_derivation",
     "rederive",
     "rederives",
@@ -78,6 +84,8 @@ WHAT = {
     "yes_no": "yes or no",
 }  # fmt: skip
 QUOTE = 160
+# What counts things, of any kind (``command_counts``'s kinds); a size does not.
+COUNTS = ("lines", "matches", "distinct", "files", "words", "chars", "sum")
 
 
 class _Executes(Protocol):
@@ -163,19 +171,29 @@ def agreement(
     asked: str = "",
     refused: str = "",
     strict: bool = False,
+    computes: tuple[str, ...] = (),
 ) -> CriterionVerdict:
     """Return the verdict of the two derivations: they agree (pass), they
     disagree (fail), or the second confirms nothing: it showed no value of the
     kind, got it by the same programs, or the rules of evidence ``refused``
-    it. That passes, named ``re-derivation-unconfirmed``, unless ``strict``."""
-    verdict = _compared(first, second, asked, refused)
+    it. That passes, named ``re-derivation-unconfirmed``, unless ``strict``.
+
+    A second derivation that stopped before it stated a number still
+    computed one when its last computing command printed exactly one: that
+    number is its result (``computes`` names what such a command computes,
+    ``command_counts``'s kinds; any, when empty)."""
+    verdict = _compared(first, second, asked, refused, computes)
     if verdict.rule == UNCONFIRMED and not strict:
         return verdict.model_copy(update={"verdict": "pass", "failure_class": None})
     return verdict
 
 
 def _compared(
-    first: Derivation, second: ExecutionResult, asked: str, refused: str
+    first: Derivation,
+    second: ExecutionResult,
+    asked: str,
+    refused: str,
+    computes: tuple[str, ...] = (),
 ) -> CriterionVerdict:
     if refused:
         return _failed(
@@ -196,6 +214,9 @@ def _compared(
     showing = [c for c in calls if value is not None and _shows(first.kind, value, c)]
     if first.kind == "yes_no":
         showing = calls
+    computed = _computed(first, calls, asked, computes) if value is None else None
+    if computed is not None:
+        value, showing = computed
     programs = {p for c in showing for p in tool_classes(c.tool, c.args)}
     if value is None or programs == set(first.programs):
         said = output_text(second.output).strip()[:QUOTE] or "nothing"
@@ -220,6 +241,39 @@ def _compared(
         "answer with that one's result",
         "re-derived",
     )
+
+
+def computed_kinds(question: Question) -> tuple[str, ...]:
+    """Return what a command that computes the answer to ``question`` computes
+    (``command_counts``'s kinds): a count of its kind (any count when its kind
+    is not known), a sum or an average for a total; any number else."""
+    if question.answer == "count":
+        return COUNTED_BY.get(question.count_of, COUNTS)
+    if question.answer == "total":
+        return ("sum", "average")
+    return ()
+
+
+def _computed(
+    first: Derivation, calls: Sequence[ToolCall], asked: str, computes: tuple[str, ...]
+) -> tuple[str, list[ToolCall]] | None:
+    """Return the number the last command of a second derivation that
+    computes one of ``computes`` printed, alone, with that call, when its
+    programs are not the first's; else None."""
+    if first.kind != "number":
+        return None
+    for call in reversed(calls):
+        command = call.args.get("command") if call.tool == "shell" else None
+        if not isinstance(command, str):
+            continue
+        kind = command_counts(parse_command(command))
+        if not kind or (computes and kind not in computes):
+            continue
+        if set(tool_classes(call.tool, call.args)) == set(first.programs):
+            return None
+        value = claimed_value("number", body(call), [call], asked)
+        return (value, [call]) if value is not None else None
+    return None
 
 
 def rederives(model: object) -> bool:
@@ -249,7 +303,8 @@ def rederive(
     # The second answer is held to the rules of evidence as the first was.
     refused = invented_facts(again, second, request, question)
     asked = f"{request}\n{question.subject}"
-    return agreement(first, second, asked, refused, strict=strict)
+    computes = computed_kinds(question)
+    return agreement(first, second, asked, refused, strict=strict, computes=computes)
 
 
 def _shows(kind: str, value: str, call: ToolCall) -> bool:

@@ -12,7 +12,9 @@ from roles.agent_validator import validate
 from roles.claims.evidence import format_evidence
 from roles.claims.question import Question
 from roles.claims.rederive import (
+    UNCONFIRMED,
     agreement,
+    computed_kinds,
     first_derivation,
     rederive,
     second_subtask,
@@ -121,6 +123,43 @@ def test_a_second_derivation_that_shows_nothing_or_the_same_means_confirms_nothi
         strict = agreement(first, again, strict=True)
         assert strict.verdict == "fail" and strict.failure_class == "environmental"
         assert strict.rule == "re-derivation-unconfirmed"
+
+
+def test_a_second_derivation_that_stopped_is_judged_by_what_it_computed():
+    lines = Question(answer="count", count_of="lines", subject="largest file")
+    first = first_derivation(
+        lines, result("11652", ("du -b /d/logs/app.log", "11652\t/d/logs/app.log"))
+    )
+    kinds = computed_kinds(lines)
+    # It ran out of turns with no answer, but its last count printed one.
+    stopped = result(
+        "",
+        ("ls -S /d/logs", "app.log\nworker.log"),
+        ("wc -l /d/logs/app.log", "58 /d/logs/app.log"),
+        status="failed",
+    )
+    verdict = agreement(first, stopped, computes=kinds)
+    assert verdict.verdict == "fail" and verdict.rule == "re-derived"
+    assert "`wc -l /d/logs/app.log` gave 58" in verdict.evidence
+    # A command that computes another kind than the one asked is no result.
+    sizes = result("", ("stat -c %s /d/logs/app.log", "9000"), status="failed")
+    assert agreement(first, sizes, computes=kinds).rule == UNCONFIRMED
+    # Nor is one by the first derivation's own programs, or a listing.
+    again = result("", ("du -sb /d/logs/app.log", "9000"), status="failed")
+    assert agreement(first, again).rule == UNCONFIRMED
+    listing = result("", ("cat /d/logs/app.log", "58 lines"), status="failed")
+    assert agreement(first, listing, computes=kinds).rule == UNCONFIRMED
+    # When it agrees, the claim stands.
+    right = first_derivation(lines, result("58", ("wc -l /d/logs/app.log", "58")))
+    count = result("", ("grep -c '' /d/logs/app.log", "58"), status="failed")
+    assert agreement(right, count, computes=kinds).verdict == "pass"
+
+
+def test_what_computes_an_answer_is_what_the_question_asks():
+    assert "size" not in computed_kinds(Question(answer="count"))
+    assert computed_kinds(Question(answer="count", count_of="words")) == ("words",)
+    assert computed_kinds(Question(answer="total")) == ("sum", "average")
+    assert computed_kinds(Question(answer="number")) == ()
 
 
 def test_paths_and_names_are_compared_as_what_they_name():
