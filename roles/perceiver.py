@@ -72,6 +72,7 @@ key's value), "effect" (the request makes or changes files), "text"; \
 "subject": what is asked about; "count_of": for a count, one of "lines", \
 "matches" (lines holding a word), "files", "distinct" (distinct values), \
 "words", "rows", else ""; "matching": the word counted lines hold, else ""; \
+"excluding": what the request says a count leaves out (the header), else ""; \
 "field": the column or key asked about, else ""; "paths": the absolute paths \
 the request makes or changes; "effect": "write", "create", "rename", "move", \
 "delete", "change" or ""}."""

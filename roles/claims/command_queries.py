@@ -25,6 +25,7 @@ __all__ = [
     "command_counts",
     "counted_files",
     "counts",
+    "counts_every_line",
     "is_inverted",
     "lists_names",
     "looks_for",
@@ -87,6 +88,29 @@ def counts(pipeline: Pipeline) -> str:
     if fed in ("distinct", "files"):
         return fed
     return "matches" if "matches" in (kind, fed) else "lines"
+
+
+def counts_every_line(command: Command) -> bool:
+    """Return True when the last pipeline of ``command`` that computes a
+    number counts every line it reads: a line counter (``wc -l``, ``grep -c
+    ''``, ``sed -n '$='``, ``awk 'END{print NR}'``) fed by nothing that drops a
+    line (``cat`` at most). ``tail -n +2``, ``sed 1d``, ``NR>1`` or ``NR-1``
+    leave a line out, and so does any search."""
+    pipeline = next((p for p in reversed(command.pipelines) if counts(p)), None)
+    if pipeline is None or counts(pipeline) != "lines":
+        return False
+    stages = pipeline.programs
+    at = max(
+        i
+        for i in range(len(stages))
+        if _counter_kind(stages[i], stages[i - 1] if i else None)
+    )
+    if any(p.name != "cat" or p.flags for p in stages[:at]):
+        return False
+    counter = stages[at]
+    if counter.name in AWKS:
+        return re.sub(r"[\s;()]", "", _awk_code(counter)) == "END{printNR}"
+    return counter.name == "wc" or counter.name in GREPS or counter.name == "sed"
 
 
 def _counter_kind(program: Program, before: Program | None) -> str:

@@ -15,7 +15,7 @@ import re
 import shlex
 
 from roles.claims.command import parse_command
-from roles.claims.command_queries import command_counts
+from roles.claims.command_queries import command_counts, counts_every_line
 from roles.claims.computed import (
     computed,
     counts_other_lines,
@@ -183,6 +183,33 @@ def _picks_from_counts(command) -> bool:
             if {"head", "tail"} & set(after):
                 return True
     return False
+
+
+def counts_the_excluded(case: Case) -> str:
+    """A count the request says leaves something out (the header, comments),
+    answered with a number only commands that count every line they read
+    printed (``wc -l FILE``): what was to be left out is in it."""
+    left_out = next(
+        (q.excluding for q in (case.question, case.asked) if q.excluding), ""
+    )
+    numbers = claimed_numbers(case)
+    if not (left_out and case.asks("count") and states_total(case) and numbers):
+        return ""
+    printed = [
+        (value, command)
+        for value in numbers
+        for command, error in printers(value, case.calls)
+        if command and not error
+    ]
+    if not printed or not all(counts_every_line(parse_command(c)) for _, c in printed):
+        return ""
+    value, command = printed[0]
+    return (
+        f"the request leaves out {left_out}, and the claimed {value} was printed "
+        f"by `{command}`, which counts every line it reads, {left_out} among "
+        "them: count without them (a header line: tail -n +2 FILE | wc -l; "
+        f"lines that hold something: grep -vc PATTERN FILE); {NO_EVIDENCE}"
+    )
 
 
 def counter_ignores_word(case: Case) -> str:

@@ -10,8 +10,10 @@ fallback spec)::
 
 ``answer`` is the form the answer takes; ``count_of`` what a count counts;
 ``matching`` the word or pattern counted lines hold, when the request states
-one; ``field`` the column or key a total or value is of; ``paths`` the files
-the request names as what it makes or changes; ``effect`` what it does to them.
+one; ``excluding`` what a count leaves out that the request names (the
+header, comments, blank lines); ``field`` the column or key a total or value
+is of; ``paths`` the files the request names as what it makes or changes;
+``effect`` what it does to them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from roles.claims.question_words import (
     asks_for_sum,
     counted_noun,
     counted_word,
+    excluded,
 )
 from roles.contract_base import Contract
 
@@ -52,6 +55,7 @@ class Question(Contract):
     subject: str = Field(default="", max_length=300)
     count_of: CountOf = ""
     matching: str = Field(default="", max_length=200)
+    excluding: str = Field(default="", max_length=200)
     field: str = Field(default="", max_length=200)
     paths: list[str] = Field(default_factory=list, max_length=PATHS_LIMIT)
     effect: Effect = ""
@@ -160,7 +164,7 @@ def read_question(text: str) -> Question:
     if asks_for_count(text) and not asks_for_sum(text):
         return Question(
             answer="count", count_of=_count_of(text), matching=counted_word(text),
-            **base,
+            excluding=excluded(text), **base,
         )  # fmt: skip
     if asks_for_sum(text):
         return Question(answer="total", **base)
@@ -215,7 +219,11 @@ def question_for(asks: Question | None, request: str) -> Question:
     if asks.answer == "effect" and words.answer != "effect":
         # An effect code would demand must be one the request's words make.
         kept = []
-    update: dict[str, Any] = {"paths": kept, "matching": _matching(asks, request)}
+    update: dict[str, Any] = {
+        "paths": kept,
+        "matching": _matching(asks, request),
+        "excluding": _excluding(asks, words, request),
+    }
     if words.answer != "text" and words.answer != asks.answer:
         # The words plainly state another kind: a small R1 misnames kinds (a
         # list of services called a path), and the words are the user's.
@@ -225,6 +233,16 @@ def question_for(asks: Question | None, request: str) -> Question:
         # small R1 calls accounts "files", and code then refuses answers by it.
         update["count_of"] = words.count_of
     return asks.model_copy(update=update)
+
+
+def _excluding(asks: Question, words: Question, request: str) -> str:
+    """Return what a count leaves out: R1's, when the request holds its words
+    (R1 restates, it does not invent: a count of every line must not be
+    refused for an exclusion nobody asked), else the words'."""
+    said = [w for w in re.findall(r"[^\W\d_]{3,}", asks.excluding) if w != "the"]
+    if said and all(w.lower() in request.lower() for w in said):
+        return asks.excluding.strip()
+    return words.excluding
 
 
 def _narrower(asks: Question, words: Question) -> bool:

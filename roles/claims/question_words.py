@@ -46,6 +46,14 @@ NOUN_KINDS = {
     "record": "rows", "records": "rows", "entry": "rows", "entries": "rows",
     "word": "words", "words": "words",
 }  # fmt: skip
+# What a count leaves out: "not counting the header", "excluding comments",
+# "without the blank lines", "except the first line", "ignoring empty lines".
+EXCLUDED = re.compile(
+    r"\b(?:not\s+counting|excluding|except(?:\s+for)?|without(?:\s+counting)?"
+    r"|other\s+than|apart\s+from|leaving\s+out|ignoring|skipping)\s+"
+    r"(?P<what>(?:the\s+)?[^\W\d][\w -]{1,60}?)\s*(?=[.,;:?!)]|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
 SOME_LINES = re.compile(
     r"\b(?:contain\w*|match\w*|mention\w*|with|that|which|where|start\w*|end\w*"
     r"|hold\w*|non-?empty|blank|empty|unique|distinct)\b",
@@ -102,6 +110,15 @@ def counted_noun(*texts: str) -> str:
         if found:
             return NOUN_KINDS[found["noun"].lower()]
     return ""
+
+
+def excluded(request: str) -> str:
+    """Return what a count question says to leave out ("the header" in "how
+    many rows, not counting the header"), else ""."""
+    if not asks_for_count(request):
+        return ""
+    found = EXCLUDED.search(request or "")
+    return " ".join(found["what"].split()) if found else ""
 
 
 def counted_word(request: str) -> str:

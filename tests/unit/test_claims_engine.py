@@ -175,6 +175,24 @@ def test_a_count_whose_kind_r1_left_empty_takes_it_from_the_counted_noun():
     )
 
 
+def test_a_count_that_leaves_lines_out_is_not_one_of_every_line():
+    asked = "How many stations are in /srv/st.tsv, not counting the header line?"
+    question = question_for(Question(answer="count", count_of="rows"), asked)
+    subtask = _subtask(intent=asked)
+    for command in ("wc -l /srv/st.tsv", "awk 'END{print NR}' /srv/st.tsv"):
+        every = _result("The file has 41 stations.", _shell(command, "41"))
+        finding = evidence_finding(subtask, every, asked, question)
+        assert finding is not None and finding.rule == "counts-the-excluded", command
+        assert "the header line" in finding.reason and "tail -n +2" in finding.reason
+    for command in ("tail -n +2 /srv/st.tsv | wc -l", "awk 'NR>1' /srv/st.tsv | wc -l"):
+        less = _result("40", _shell(command, "40"))
+        assert evidence_finding(subtask, less, asked, question) is None, command
+    # Without an exclusion, every line is what a line count is.
+    plain = "How many lines are in /srv/st.tsv?"
+    every = _result("41", _shell("wc -l /srv/st.tsv", "41"))
+    assert evidence_finding(_subtask(intent=plain), every, plain) is None
+
+
 def test_a_count_of_lines_may_be_a_sum_of_counts_or_a_count_of_matches():
     question = Question(answer="count", count_of="lines")
     asked = "How many lines do the two files in /srv/in hold together?"

@@ -111,6 +111,20 @@ def test_the_words_win_where_they_plainly_state_another_kind():
     assert asks.paths == ["/etc/compose/stack.yml"]
 
 
+def test_what_a_count_leaves_out_is_r1s_when_the_request_holds_it():
+    request = "How many stations does /srv/st.tsv list, ignoring the header line?"
+    assert read_question(request).excluding == "the header line"
+    assert question_for(Question(answer="count"), request).excluding == (
+        "the header line"
+    )
+    asks = Question(answer="count", excluding="header")
+    assert question_for(asks, request).excluding == "header"
+    # An exclusion the request does not state is R1's invention: dropped.
+    plain = "How many lines does /srv/st.tsv have?"
+    assert question_for(asks, plain).excluding == ""
+    assert read_question("Is /srv/st.tsv empty, excluding comments?").excluding == ""
+
+
 def test_what_a_count_counts_is_the_words_where_they_plainly_ask_how_many():
     # A real R1 called the accounts of a passwd file "files", and code then
     # took a count of files holding "bash" as the answer.

@@ -7,6 +7,7 @@ from roles.claims.command_queries import (
     command_counts,
     counted_files,
     counts,
+    counts_every_line,
     looks_for,
     selects_by_field,
 )
@@ -160,6 +161,31 @@ COUNTED = [
 @pytest.mark.parametrize(("command", "kind"), COUNTED)
 def test_what_a_command_counts(command, kind):
     assert command_counts(parse_command(command)) == kind
+
+
+@pytest.mark.parametrize(
+    ("command", "every"),
+    [
+        ("wc -l /srv/t.tsv", True),
+        ("wc -l < /srv/t.tsv | tr -d ' '", True),
+        ("cat /srv/a /srv/b | wc -l", True),
+        ("grep -c '' /srv/t.tsv", True),
+        ("sed -n '$=' /srv/t.tsv", True),
+        ("awk 'END { print NR }' /srv/t.tsv", True),
+        ("tail -n +2 /srv/t.tsv | wc -l", False),
+        ("sed '1d' /srv/t.tsv | wc -l", False),
+        ("awk 'NR > 1' /srv/t.tsv | wc -l", False),
+        ("awk 'END{print NR-1}' /srv/t.tsv", False),
+        ("grep -v '^#' /srv/t.tsv | wc -l", False),
+        ("head -n -1 /srv/t.tsv | wc -l", False),
+        ("find /srv -type f | wc -l", False),
+        ("wc -w /srv/t.tsv", False),
+    ],
+)
+def test_a_count_of_every_line_read_is_told_from_one_that_leaves_lines_out(
+    command, every
+):
+    assert counts_every_line(parse_command(command)) is every
 
 
 def test_the_count_of_a_pipeline_is_its_last_counting_stage():
