@@ -28,7 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from roles.claims.answer_rules import unanswered_question
-from roles.claims.deletions import deletions_done, unmet_deletions
+from roles.claims.deletions import (
+    deletions_done,
+    denied_effect,
+    paths_to_delete,
+    unmet_deletions,
+)
 from roles.claims.merged import evidence_note, grounded
 from roles.claims.question import question_for
 from roles.claims.stated_values import unanswered
@@ -108,10 +113,24 @@ def evaluate(
     if deleted:
         return MetaResult(replan.accept(f"Deleted as asked: {deleted}.", deleted))
     failed = [o for o in outcomes if o.status == "failed"]
-    if failed:
-        return MetaResult(replan.request(_gap(failed), failed_subtasks=failed))
     spec = manifest.task_spec
     question = question_for(spec.asks if spec else None, request)
+    own = [
+        *paths_to_delete(request),
+        *(question.paths if question.answer == "effect" else []),
+    ]
+    denied = denied_effect(own, calls)
+    if failed and denied:
+        # The operator refused what the request itself asks: end the run now,
+        # rather than ask again in another spelling each round.
+        replan.abandon = True
+        return MetaResult(
+            replan.request(
+                f"{denied} (the request's own effect)", failed_subtasks=failed
+            )
+        )
+    if failed:
+        return MetaResult(replan.request(_gap(failed), failed_subtasks=failed))
     undone = (
         unmet_deletions(request)
         or unanswered_question(question, request, outcomes)

@@ -27,6 +27,7 @@ from roles.contracts import CriterionVerdict
 
 __all__ = [
     "MAKES",
+    "denied_effect",
     "deletions_done",
     "deletions_shown",
     "only_deletes",
@@ -72,6 +73,23 @@ def paths_to_delete(request: str) -> list[str]:
             if path not in found:
                 found.append(path)
     return found
+
+
+def denied_effect(paths: Sequence[str], tool_calls: Sequence[str]) -> str:
+    """Return the operator's Law 1 denial of a call on one of ``paths`` (the
+    request's own effect: what it deletes, writes or changes), as the tool
+    result says it, else "".
+
+    The operator refused the effect, not a spelling of it: another command
+    for the same effect would only ask again, so nothing is left to try."""
+    for entry in tool_calls:
+        call = parse_evidence(entry)
+        if call is None or not call.output.lstrip().startswith("[LAW1]"):
+            continue
+        said = f"{call.args}\n{call.output}"
+        if any(path.rstrip("/") and path.rstrip("/") in said for path in paths):
+            return call.output.strip().splitlines()[0]
+    return ""
 
 
 def unmet_deletions(request: str) -> list[CriterionVerdict]:

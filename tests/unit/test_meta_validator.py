@@ -69,6 +69,32 @@ def test_third_replan_request_recommends_abandon():
     assert third.message.gap_summary == "a"
 
 
+def _denied_round(request, command):
+    spec = TaskSpec(task_id="offline_task", intent=request, raw_input=request)
+    denial = format_evidence(
+        "shell",
+        {"command": command},
+        "[LAW1] rm deletes files permanently — denied by the operator; nothing ran",
+    )
+    failed = outcome("a", request, status="failed", reason="Law 1: [LAW1] rm …")
+    failed.tool_calls = [denial]
+    plan = DispatchManifest(task_id="offline_task", subtask_ids=["a"], task_spec=spec)
+    return evaluate(
+        plan, [failed], model=OfflineModel(), elapsed_ms=1, replans_so_far=0
+    )
+
+
+def test_a_denial_of_the_requests_own_effect_ends_the_run_at_once():
+    # Another spelling of the same deletion would only ask the operator again.
+    result = _denied_round("Delete /srv/keep/notes.log", "unlink /srv/keep/notes.log")
+    assert result.message.recommendation == "abandon"
+    assert result.message.gap_summary.startswith("[LAW1] rm deletes files")
+    # A denied call on something the request does not ask to change leaves
+    # other ways to try.
+    other = _denied_round("How many lines has /srv/keep/notes.log?", "rm /tmp/x")
+    assert other.message.recommendation == "replan"
+
+
 def test_empty_manifest_is_an_abandon_with_its_reason():
     result = evaluate(
         manifest([], reason="the offline model cannot find an alternative: x"),
