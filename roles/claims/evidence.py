@@ -21,6 +21,7 @@ A shell output, in an entry or in an ExecutionResult, starts with its exit code
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,15 +100,22 @@ def parse_evidence(entry: object) -> ToolCall | None:
 
 
 def first_target(args: dict[str, Any], limit: int | None = None) -> str:
-    """Return the first non-empty query/command/path/url, cut at ``limit`` chars."""
+    """Return the first non-empty query/command/path/url, else a glob's pattern
+    under its root (the same empty pattern is a failed input too), cut at
+    ``limit`` chars."""
     for key in TARGET_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
-            value = value.strip()
-            if limit is not None and len(value) > limit:
-                return value[:limit] + "…"
-            return value
+            return _cut(value.strip(), limit)
+    pattern, root = args.get("pattern"), args.get("root")
+    if isinstance(pattern, str) and pattern.strip():
+        where = root.strip() if isinstance(root, str) else ""
+        return _cut(posixpath.join(where, pattern.strip()), limit)
     return ""
+
+
+def _cut(value: str, limit: int | None) -> str:
+    return value[:limit] + "…" if limit is not None and len(value) > limit else value
 
 
 def only_echoes(entry: object) -> bool:

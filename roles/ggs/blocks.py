@@ -13,11 +13,14 @@ nothing about the one that did not. Only calls of failing subtasks count: a
 matched subtask's detours were corrected in its own fast loop (R4a). Failed
 targets accumulate across rounds (``GGSState.tried_targets``), and the ∇L urgency
 rules choose between all of them and this round's. A command that ran a file its
-own subtask wrote is not blocked: the file failed, not the command.
+own subtask wrote is not blocked: the file failed, not the command. A round
+whose failing calls and their results all repeat the last round's made no
+move: those calls count as failed inputs, whatever their exit code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 
@@ -127,6 +130,25 @@ def _runs_written(call: ToolCall, written: set[str]) -> bool:
 
 def _writes(command: str, path: str) -> bool:
     return path in _REDIRECT.findall(command)
+
+
+def call_key(call: ToolCall) -> str:
+    """Return a short key of a call and what it printed: the same key in two
+    rounds is the same input giving the same result."""
+    text = f"{call.tool}\0{first_target(call.args)}\0{split_exit_code(call.output)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def repeated_targets(failing: list[FailingCall], last: Iterable[str]) -> list[str]:
+    """Return the targets of a round that repeated the last one: every failing
+    call, with what it printed, was a failing call of the last round. Such a
+    round made no move, so its calls are failed inputs whatever their exit
+    code (the same empty ``glob`` three rounds in a row otherwise blocks
+    nothing until the run abandons)."""
+    keys, seen = [call_key(call) for _, call in failing], set(last)
+    if not keys or not set(keys) <= seen:
+        return []
+    return dedupe(first_target(call.args) for _, call in failing)
 
 
 def blocked_targets(

@@ -28,8 +28,10 @@ from roles.contracts import (
 from roles.ggs.blocks import (
     blocked_targets,
     blocked_tools,
+    call_key,
     failed_targets,
     is_failed_result,
+    repeated_targets,
 )
 from roles.ggs.loss import (
     GGSConfig,
@@ -175,9 +177,10 @@ def _replan(
 ) -> StepResult:
     rnd = _decide(state, message, elapsed, config)
     failing = calls_of(o for o in message.outcomes if o.status == "failed")
-    latest = failed_targets(failing)
+    repeated = repeated_targets(failing, state.last_calls)
+    latest = dedupe([*failed_targets(failing), *repeated])
     tried = dedupe([*state.tried_targets, *latest])
-    next_state = state_after(state, rnd, tried)
+    next_state = state_after(state, rnd, tried, [call_key(c) for _, c in failing])
     if rnd.directive in TERMINAL:
         return _terminal(state, message, rnd, config, given, next_state)
     directive = PlanDirective(

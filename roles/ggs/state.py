@@ -35,6 +35,8 @@ class GGSState(Contract):
     worsening_count: int = Field(default=0, ge=0)
     tried_targets: list[str] = Field(default_factory=list)
     prev_directive: MacroState = "init"
+    # The failing calls of the last round, as ``blocks.call_key`` keys them.
+    last_calls: list[str] = Field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the state as plain JSON data for the Run row."""
@@ -60,14 +62,18 @@ class StepResult:
         return self.output.directive
 
 
-def state_after(state: GGSState, rnd: Round, tried: list[str]) -> GGSState:
-    """Return the state kept after round ``rnd``, with the targets tried so far."""
+def state_after(
+    state: GGSState, rnd: Round, tried: list[str], calls: list[str] | None = None
+) -> GGSState:
+    """Return the state kept after round ``rnd``, with the targets tried so far
+    and the keys of its failing calls."""
     return GGSState(
         l_prev=rnd.l,
         replans=rnd.replans,
         worsening_count=rnd.worsening_count,
         tried_targets=list(tried),
         prev_directive=rnd.directive,
+        last_calls=list(calls or []),
     )
 
 

@@ -60,7 +60,9 @@ def test_non_ascii_args_are_kept_readable():
         ({"query": "  ", "command": "c"}, "c"),
         ({"path": "/p", "url": "http://u"}, "/p"),
         ({"url": "http://u"}, "http://u"),
-        ({"pattern": "*.py"}, ""),
+        ({"pattern": "*.py"}, "*.py"),
+        ({"pattern": "*.ini", "root": "/srv/conf"}, "/srv/conf/*.ini"),
+        ({"root": "/srv/conf"}, ""),
         ({"query": 3, "path": "/p"}, "/p"),
     ],
 )

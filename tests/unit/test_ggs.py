@@ -481,6 +481,7 @@ def test_state_round_trips_through_json_data():
         worsening_count=1,
         tried_targets=["ls /a"],
         prev_directive="refine",
+        last_calls=["49274bcc3143fb1c"],
     )
 
     data = state.to_dict()
@@ -491,6 +492,7 @@ def test_state_round_trips_through_json_data():
         "worsening_count": 1,
         "tried_targets": ["ls /a"],
         "prev_directive": "refine",
+        "last_calls": ["49274bcc3143fb1c"],
     }
     assert GGSState.from_dict(data) == state
     assert GGSState.from_dict({}) == GGSState()

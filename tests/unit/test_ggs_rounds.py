@@ -165,6 +165,36 @@ def test_targets_tried_under_a_logical_directive_still_accumulate():
     assert rounds[2].output.blocked_targets == ["grep -r x /a", "ls /b", "ls /c"]
 
 
+def test_a_round_that_repeats_the_last_ones_calls_and_results_blocks_them():
+    # The same empty glob, round after round: no exit code says it failed, but
+    # the round made no move.
+    empty = format_evidence("glob", {"pattern": "/srv/conf/*.ini"}, "(no matches)")
+    rounds = run(
+        replan(failed("a", calls=[empty])),
+        replan(failed("a", calls=[empty])),
+    )
+
+    assert rounds[0].state.tried_targets == []
+    assert rounds[1].state.tried_targets == ["/srv/conf/*.ini"]
+    assert rounds[1].output.directive == "change_path"
+    assert rounds[1].output.blocked_targets == ["/srv/conf/*.ini"]
+
+
+def test_a_call_repeated_with_another_result_is_a_move():
+    before = format_evidence("glob", {"pattern": "/srv/conf/*.ini"}, "(no matches)")
+    after = format_evidence("glob", {"pattern": "/srv/conf/*.ini"}, "/srv/conf/a.ini")
+    other = shell("ls /srv", "[exit code 0]\nconf")
+    rounds = run(
+        replan(failed("a", calls=[before])),
+        replan(failed("a", calls=[after])),
+        replan(failed("a", calls=[after, other])),
+    )
+
+    assert rounds[1].state.tried_targets == []
+    # A round that also tried something new moved.
+    assert rounds[2].state.tried_targets == []
+
+
 def test_refine_while_improving_blocks_only_the_latest_targets():
     rounds = run(
         replan(failed("a", calls=[missing("ls /a")])),  # L 0.68
