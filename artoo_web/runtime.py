@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from artoo_web import redisconn, runfeed, telemetry, topics
 from artoo_web.models import Run, TraceEvent
+from roles.ggs import control
 from roles.llm import client as llm
 from roles.llm.offline import OfflineModel
 from roles.tools import web
@@ -42,11 +44,20 @@ def llm_configured() -> bool:
 
 
 def model_for(role: str, run: Run, cancelled: Callable[[], bool] | None = None):
-    """Return the LLM client for ``role``, or the offline model."""
+    """Return the LLM client for ``role``, or the offline model; a warming
+    strategy sets the temperature of the run's round (``control.temperature``)."""
     if not llm_configured():
         return OfflineModel(latency_ms=settings.ARTOO_OFFLINE_LATENCY_MS)
+    tuned = llm.load_settings(os.environ)
+    warm = control.temperature(run.control, role, run.round)
+    if warm is not None:
+        tuned = dataclasses.replace(tuned, temperature=warm)
     client = llm.client_for(
-        role, os.environ, run_id=str(run.id), cancelled=cancelled or canceller(run.id)
+        role,
+        os.environ,
+        run_id=str(run.id),
+        cancelled=cancelled or canceller(run.id),
+        settings=tuned,
     )
     return telemetry.watch_model(client, run.id, role)
 

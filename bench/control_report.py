@@ -126,10 +126,14 @@ def order_of(results: list[Result]) -> tuple[list[str], list[int]]:
     return strategies, passes
 
 
-def comparison(summaries: list[dict], pass_no: int = 1) -> str:
-    """Return the GGS-against-retry line on recoverable scenarios, or ""."""
+# The baselines GGS is compared against, in the order the report names them.
+BASELINES = ("retry", "warming")
+
+
+def comparison(summaries: list[dict], pass_no: int = 1, baseline: str = "retry") -> str:
+    """Return the GGS-against-``baseline`` line on recoverable scenarios, or ""."""
     by = {s["strategy"]: s for s in summaries if s["pass"] == pass_no}
-    ggs, retry = by.get("ggs"), by.get("retry")
+    ggs, retry = by.get("ggs"), by.get(baseline)
     if not (ggs and retry and ggs["recoverable"] and retry["recoverable"]):
         return ""
     diff = (ggs["recoverable_rate"] - retry["recoverable_rate"]) * 100
@@ -137,7 +141,7 @@ def comparison(summaries: list[dict], pass_no: int = 1) -> str:
     r_tok = retry["recoverable_tokens_per_solved"]
     change = f" ({(g_tok / r_tok - 1) * 100:+.0f} %)" if g_tok and r_tok else ""
     return (
-        f"GGS vs retry on recoverable scenarios (pass {pass_no}): solved "
+        f"GGS vs {baseline} on recoverable scenarios (pass {pass_no}): solved "
         f"{fraction(ggs)} vs {fraction(retry)}, {diff:+.0f} pp; tokens per solved "
         f"task {number(g_tok)} vs {number(r_tok)}{change}; false accepts "
         f"{ggs['false_accepts']} vs {retry['false_accepts']}."
@@ -219,7 +223,7 @@ def figures(results: list[Result]) -> dict:
     """Return the summaries, comparison lines and memory rows of ``results``."""
     strategies, passes = order_of(results)
     summaries = [summarise(results, s, p) for p in passes for s in strategies]
-    lines = [comparison(summaries, p) for p in passes]
+    lines = [comparison(summaries, p, b) for p in passes for b in BASELINES]
     return {
         "scenarios": len({r.scenario for r in results}),
         "summaries": summaries,

@@ -35,7 +35,7 @@ MacroState = Literal[
     "abandon",
 ]
 # How a run is steered between rounds (roles.ggs.control).
-Control = Literal["ggs", "retry", "single"]
+Control = Literal["ggs", "retry", "single", "warming"]
 Anomaly = Literal[
     "none",
     "boundary_violation",

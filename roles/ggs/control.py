@@ -10,6 +10,10 @@ The strategy is chosen per run (``Run.control``) and read here as data:
   same Ω as GGS) or the rounds (``max_replans``) run out.
 - ``single``: one round and no replanning: R4b's accept, else an abandon that
   reports what the round did.
+- ``warming``: ``retry`` with the planner's and the executor's temperature
+  rising with the round, from 0 in the first to ``WARMEST`` (0.5) in the last
+  (``temperature``): the strongest cheap baseline of the agent literature
+  (plain and warming retries match far costlier loops on coding tasks).
 
 Every strategy runs GGS's step first: its loss is the one measure that makes
 strategies comparable, and R4b's accept ends a run under each of them. A
@@ -48,9 +52,14 @@ __all__ = [
     "retry_text",
     "step",
     "strategy_of",
+    "temperature",
 ]
 
 DEFAULT = "ggs"
+WARMEST = 0.5
+# The roles a warming strategy warms: the planner and the executor, never the
+# validators (the same validators judge every strategy).
+WARMED = ("R2", "R3")
 RETRY_TEXT = "The previous attempt failed{gap}. Try again."
 
 
@@ -65,12 +74,17 @@ class Strategy:
     follows_ggs: bool
     # A failed round may be followed by a new plan.
     replans: bool
+    # The planner's and executor's temperature in the last round (None: theirs).
+    warmest: float | None = None
 
 
 STRATEGIES: dict[str, Strategy] = {
     "ggs": Strategy("ggs", "Goal Gradient Solver (directed replanning)", True, True),
     "retry": Strategy("retry", "plain retry (failed: gap, try again)", False, True),
     "single": Strategy("single", "single round (no replanning)", False, False),
+    "warming": Strategy(
+        "warming", "warming retry (temperature 0 → 0.5)", False, True, WARMEST
+    ),
 }
 NAMES: tuple[str, ...] = get_args(Control)
 
@@ -84,6 +98,22 @@ def strategy_of(name: str) -> Strategy:
         raise ValueError(
             f"unknown control strategy {name!r}: use one of {choices}"
         ) from None
+
+
+def temperature(
+    control: str,
+    role: str,
+    round_: int,
+    config: GGSConfig = GGSConfig(),  # noqa: B008
+) -> float | None:
+    """Return the temperature ``role`` samples at in round ``round_`` (0 is the
+    first plan) under strategy ``control``, or None for the role's own: a
+    warming strategy rises evenly from 0 to its warmest at ``max_replans``."""
+    strategy = STRATEGIES.get(control)
+    if strategy is None or strategy.warmest is None or role not in WARMED:
+        return None
+    share = min(max(round_, 0), config.max_replans) / max(config.max_replans, 1)
+    return round(strategy.warmest * share, 3)
 
 
 def retry_text(gap: str) -> str:

@@ -74,6 +74,21 @@ def test_comparison_line_gives_the_solve_rate_gap_on_recoverable_scenarios():
     ]
 
 
+def test_ggs_is_compared_with_warming_too_when_it_ran():
+    warming = [
+        Result(**{**r.__dict__, "strategy": "warming"})
+        for r in recorded()
+        if r.strategy == "retry"
+    ]
+    record = build_record({"name": "control", "session": "s"}, recorded() + warming)
+
+    assert [line.split(" on ")[0] for line in record["comparison"]] == [
+        "GGS vs retry",
+        "GGS vs warming",
+    ]
+    assert "0/2 (0 %), +100 pp" in record["comparison"][1]
+
+
 def test_second_pass_is_compared_with_the_first_per_strategy_and_class():
     first = recorded()
     second = [

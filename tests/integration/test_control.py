@@ -88,6 +88,23 @@ def test_retry_tells_r2_only_that_the_attempt_failed_then_accepts(
 
 
 @pytest.mark.slow
+def test_warming_retries_with_the_planner_and_executor_warmer_each_round(
+    celery_worker, user, model
+):
+    run = finished(runs.submit(user, TASK, control="warming"), timeout=90)
+
+    assert run.status == "done" and run.control == "warming"
+    assert transitions(run) == ["init→retry", "retry→accept"]
+    assert decisions(run)[0]["control"] == "warming"
+    plans = [r for r in model.requests_for("R2") if "TaskSpec" in text_of(r)]
+    assert [r.body.get("temperature") for r in plans[:2]] == [0.0, 0.167]
+    executed = {r.body.get("temperature") for r in model.requests_for("R3")}
+    assert {0.0, 0.167} <= executed
+    # The validators sample as under every other strategy.
+    assert all("temperature" not in r.body for r in model.requests_for("R4b"))
+
+
+@pytest.mark.slow
 def test_single_ends_the_same_script_after_one_round(celery_worker, user, model):
     run = finished(runs.submit(user, TASK, control="single"), timeout=90)
 
@@ -193,7 +210,7 @@ def test_the_api_refuses_an_unknown_strategy_and_creates_nothing(client, auth, v
     response = api_post(client, auth, {"input": "echo hi", "control": value})
 
     assert response.status_code == 400
-    assert response.json() == {"error": "'control' must be one of ggs, retry, single."}
+    assert response.json() == {"error": "'control' must be one of ggs, retry, single, warming."}
     assert not Run.objects.exists()
 
 
@@ -283,5 +300,5 @@ def test_an_unknown_artoo_control_stops_start_up_with_a_clear_error(tmp_path):
 
     assert done.returncode != 0
     assert (
-        "ARTOO_CONTROL must be one of ggs, retry, single, not 'gradient'" in done.stderr
+        "ARTOO_CONTROL must be one of ggs, retry, single, warming, not 'gradient'" in done.stderr
     )

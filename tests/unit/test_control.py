@@ -146,6 +146,21 @@ def test_retry_tells_r2_only_that_it_failed_and_the_gap():
     assert result.state.replans == 1
 
 
+def test_warming_is_a_retry_whose_planner_and_executor_warm_by_round():
+    result = ask("warming", GGSState(), replan(FAILED_TARGET))
+    out = result.output
+    assert out.directive == "retry" and out.control == "warming"
+    assert out.blocked_tools == [] and out.blocked_targets == []
+    assert [control.temperature("warming", "R2", n) for n in range(5)] == [
+        0.0, 0.167, 0.333, 0.5, 0.5,
+    ]  # fmt: skip
+    assert control.temperature("warming", "R3", 3) == 0.5
+    # The validators judge every strategy alike, and the others keep theirs.
+    assert control.temperature("warming", "R4a", 3) is None
+    assert control.temperature("retry", "R2", 3) is None
+    assert control.temperature("ggs", "R3", 2) is None
+
+
 def test_retry_keeps_retrying_where_ggs_would_stop_early():
     law2 = rounds("retry", *WORSENING)
     good_enough = ask("retry", GGSState(), GOOD_ENOUGH)
@@ -155,7 +170,7 @@ def test_retry_keeps_retrying_where_ggs_would_stop_early():
     assert good_enough.directive == "retry"  # only R4b's accept is success
 
 
-@pytest.mark.parametrize("name", ["ggs", "retry"])
+@pytest.mark.parametrize("name", ["ggs", "retry", "warming"])
 def test_r4bs_advice_to_stop_gives_every_replanning_strategy_the_same_rounds(name):
     # R4b advises to stop on a run's third ReplanRequest: the initial plan and
     # two new ones, under either strategy.
