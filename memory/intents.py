@@ -57,6 +57,11 @@ def words_of(text: str) -> set[str]:
     return words
 
 
+def path_names(text: str) -> set[str]:
+    """Return the last parts of the paths and URLs ``text`` holds."""
+    return {_last_part(m) for m in _PATH.finditer(text or "")} - {""}
+
+
 def _last_part(path: re.Match[str]) -> str:
     return path.group().rstrip("/").rsplit("/", 1)[-1]
 

@@ -13,18 +13,21 @@ user's failing commands neither name a target to it nor weigh on one.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from roles.memory_contracts import TargetSignal
 
 from . import keys, records
-from .intents import words_of
+from .intents import path_names, words_of
 from .owners import can_read
 from .potentials import decay, derive_action
 
 TOOL_PREFIX = "tool:"
 TARGET_PREFIX = "target:"
 SIGNAL_ACTIONS = ("Avoid", "Caution")
+# A file named without a directory: a word with an extension (app.log).
+_FILE = re.compile(r"[\w-]+\.[a-z0-9]{1,5}\b")
 
 
 def signals(
@@ -59,10 +62,11 @@ def signals(
             )
         )
     named = _namer(intent)
+    found = [s.model_copy(update={"bears": named(s.target)}) for s in found]
     found.sort(
         key=lambda s: (
             s.action != "Avoid",
-            not named(s.target),
+            not s.bears,
             s.decision if s.action == "Avoid" else -s.attention,
             s.tool,
             s.target,
@@ -72,13 +76,20 @@ def signals(
 
 
 def _namer(intent: str):
-    """Return a predicate: does the intent name this target?"""
+    """Return a predicate: does the intent name this target? It does when it
+    holds one of the files the target names (a path's last part, a name with
+    an extension), else its text or all of its words."""
     lower = intent.lower()
     words = words_of(intent)
 
     def named(target: str) -> bool:
+        if not lower:
+            return False
+        files = path_names(target.lower()) | set(_FILE.findall(target.lower()))
+        if files:
+            return any(f in lower for f in files)
         own = words_of(target)
-        return bool(lower) and (target.lower() in lower or bool(own) and own <= words)
+        return target.lower() in lower or bool(own) and own <= words
 
     return named
 

@@ -93,6 +93,9 @@ class TargetSignal(Contract):
     decision: float
     megram_id: str = ""
     content: str = ""
+    # The query's intent names one of its files (or its text): it bears on
+    # the task, so the planner is told of it; every pair is refused anyway.
+    bears: bool = False
 
 
 class MemoryRecall(Contract):

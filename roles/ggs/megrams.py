@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from roles.claims.evidence import ToolCall, parse_evidence
+from roles.claims.evidence import ToolCall, parse_evidence, split_exit_code
 from roles.contracts import Megram, SubTaskOutcome
 from roles.ggs.output import dedupe
 from roles.toolclass import cut_call
 
 CONTENT_LIMIT = 500
+REASON_LIMIT = 160
 FEEDBACK_K = 0.05
 
 QUANTIZATION: dict[str, tuple[float, float, float]] = {
@@ -108,15 +109,16 @@ def action_megrams(
     now: datetime | None = None,
     id_factory: Callable[[], str] | None = None,
 ) -> list[Megram]:
-    """Return one Megram per distinct (tool, target) of the failing calls."""
+    """Return one Megram per distinct (tool, target) of the failing calls; its
+    content is the one-line reason the call failed (``failure_line``), never
+    the task's intent: a later task that meets the target learns why it
+    failed, not what another task was about."""
     megrams, seen = [], set()
     for outcome, call in failing:
         if not call.target or (call.tool, call.target) in seen:
             continue
         seen.add((call.tool, call.target))
-        content = outcome.intent or outcome.subtask_id
-        if outcome.failure_reason:
-            content += f": {outcome.failure_reason}"
+        content = failure_line(call, outcome.failure_reason or "")
         megrams.append(
             make_megram(
                 f"tool:{call.tool}",
@@ -128,6 +130,18 @@ def action_megrams(
             )
         )
     return megrams
+
+
+def failure_line(call: ToolCall, reason: str = "") -> str:
+    """Return the one line that says why ``call`` failed: the first line it
+    printed (with a non-zero exit code), else the first line of ``reason``."""
+    code, body = split_exit_code(call.output)
+    said = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    if said and code not in (None, 0):
+        said = f"exit {code}: {said}"
+    said = said or next((ln.strip() for ln in reason.splitlines() if ln.strip()), "")
+    said = " ".join(said.split()) or "failed"
+    return said if len(said) <= REASON_LIMIT else said[: REASON_LIMIT - 1] + "…"
 
 
 def negative_feedback(

@@ -18,10 +18,12 @@ SOPs and recent entries of a related past task (another task_id whose intent
 shares the words of this one) say so. When memory gives no entry, the
 potentials speak instead (Exploit, Avoid, Caution). At most 10 memory entries
 are injected; the directive's blocks are never cut, since the tool layer
-enforces them anyway. Memory's Avoid targets are outside that cap, at most 5
-(R5 puts those the intent names first): the tool layer refuses every one of
-them, listed or not. Negative feedback is evidence against a rule, never a
-rule or an experience of its own, so it is never injected.
+enforces them anyway. Memory's Avoid targets are outside that cap, at most 5,
+and only those the task's intent names (one of their files, or their text)
+are listed: the tool layer refuses every one of them, listed or not, and
+another task's targets would only teach the planner that task's steps.
+Negative feedback is evidence against a rule, never a rule or an experience of
+its own, so it is never injected.
 """
 
 from __future__ import annotations
@@ -130,8 +132,11 @@ def _memory_blocks(out: _Blocks, recall: MemoryRecall) -> list[str]:
     budget -= len(operator)
     sops = [m for m in recall.sops if _is_rule(m)][:budget]
     budget -= len(sops)
-    avoid = [t for t in recall.targets if t.action == "Avoid"][:MAX_AVOID_LINES]
-    caution = [t for t in recall.targets if t.action == "Caution"][:budget]
+    # Only a pair the task's intent names is told: another task's targets are
+    # refused (Avoid) or asked about (Caution) by the tool layer all the same.
+    bearing = [t for t in recall.targets if t.bears]
+    avoid = [t for t in bearing if t.action == "Avoid"][:MAX_AVOID_LINES]
+    caution = [t for t in bearing if t.action == "Caution"][:budget]
     budget -= len(caution)
     recent = [m for m in recall.recent if _is_experience(m)][:budget]
     line = _liner(recall)

@@ -120,12 +120,15 @@ def test_another_users_run_is_not_calibrated_with_a_users_megrams(
     alices = finished(runs.submit(user, "check the server"))
     assert SECRET not in text_of(llm.requests_for("R2")[-1])
     assert SECRET not in json.dumps(alices.load_state().memory_targets, default=str)
-    # Bob's own next run, on the same task, is told of both.
+    # Bob's own next run, on the same task, is told of his experience, and
+    # his failed target is refused in it (it is told only to a task whose
+    # intent names its file).
     llm.reply("R2", plan("ok-step again"))
-    finished(runs.submit(other_user, "check the server"))
+    bobs = finished(runs.submit(other_user, "check the server"))
     told = text_of(llm.requests_for("R2")[-1])
-    assert f"shell: cat {SECRET}.txt — read it: wrong file" in told
     assert f"shell:echo {SECRET}" in told
+    targets = json.dumps(bobs.load_state().memory_targets, default=str)
+    assert f"cat {SECRET}.txt" in targets
 
 
 def test_a_megram_stored_without_owner_is_shown_to_staff_only_unless_global(

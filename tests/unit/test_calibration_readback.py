@@ -23,8 +23,9 @@ def megram(content, *, space="intent:t", level="M", state="accept", id_=""):
     )
 
 
-def signal(target, action="Avoid", tool="shell", content="cloc: not found"):
+def signal(target, action="Avoid", tool="shell", content="cloc: not found", bears=True):
     return {
+        "bears": bears,
         "tool": tool,
         "target": target,
         "action": action,
@@ -66,6 +67,20 @@ def test_failed_targets_are_must_not_and_mixed_ones_caution():
     assert result.caution == ["fetch_url: http://a.example/x — timed out"]
     assert "tool layer refuses them" in result.text
     assert "the operator is asked before each use" in result.text
+
+
+def test_a_target_another_task_failed_on_is_refused_but_not_told():
+    # One account, unrelated tasks in a row: another task's failed command in
+    # the plan's MUST NOT block taught the planner that task's steps.
+    targets = [
+        signal("cat /srv/old/report.csv", bears=False),
+        signal("wc -l /srv/new/notes.txt"),
+        signal("http://a.example/x", "Caution", "fetch_url", "timed out", False),
+    ]
+    result = calibrate(recall(targets=targets))
+    assert result.must_not == ["shell: wc -l /srv/new/notes.txt — cloc: not found"]
+    assert result.caution == []
+    assert "report.csv" not in result.text
 
 
 def test_at_most_five_avoided_targets_are_listed_outside_the_memory_cap():

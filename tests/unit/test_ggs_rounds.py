@@ -388,7 +388,9 @@ def test_action_state_writes_one_megram_per_distinct_failing_call():
         ("tool:shell", "target:ls /a"),
         ("tool:fetch_url", "target:http://x"),
     ]
-    assert megrams[0].content == "list a: missing"
+    # Why the call failed, never what the task was about ("list a").
+    assert megrams[0].content == "exit 2: ls /a: No such file or directory"
+    assert megrams[1].content == "ERROR: timed out"
     assert megrams[0].state == "change_path"
     assert (megrams[0].f, megrams[0].sigma, megrams[0].k) == (0.30, 0.0, 0.2)
     assert megrams[0].id == "" and megrams[0].created_at is None

@@ -92,6 +92,19 @@ def test_targets_the_intent_names_come_first_and_the_list_is_capped(store):
         store.write(failure("read_file", name, "change_approach"))
     named = store.target_signals([], limit=2, now=T0, intent="read gamma.txt aloud")
     assert [s.target for s in named] == ["gamma.txt", "alpha.txt"]
+    assert [s.bears for s in named] == [True, False]
+
+
+def test_a_target_bears_on_an_intent_that_names_one_of_its_files(store):
+    store.write(failure("shell", "wc -l /tmp/s1/logs/app.log", "change_approach"))
+    store.write(failure("shell", "cloc src", "change_approach"))
+    found = store.target_signals(
+        [], now=T0, intent="How many lines has /tmp/s9/logs/app.log?"
+    )
+    assert {s.target: s.bears for s in found} == {
+        "wc -l /tmp/s1/logs/app.log": True,
+        "cloc src": False,
+    }
 
 
 def test_a_success_signal_or_a_faded_failure_is_no_rule(store):
