@@ -235,7 +235,7 @@ def _abandon(
     megram = make_megram(
         f"intent:{message.task_id}",
         "env:local",
-        terminal_content("abandon", message.outcomes, summary, gap),
+        terminal_content("abandon", message.outcomes, gap),
         "abandon",
         now=given.now,
         id_factory=given.id_factory,

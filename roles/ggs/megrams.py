@@ -17,11 +17,14 @@ from datetime import datetime
 
 from roles.claims.evidence import ToolCall, parse_evidence, split_exit_code
 from roles.contracts import Megram, SubTaskOutcome
+from roles.ggs.blocks import is_failed_result
 from roles.ggs.output import dedupe
 from roles.toolclass import cut_call
 
 CONTENT_LIMIT = 500
 REASON_LIMIT = 160
+# How much of a worked call's first output line memory keeps: its shape.
+SHAPE_LIMIT = 60
 FEEDBACK_K = 0.05
 
 QUANTIZATION: dict[str, tuple[float, float, float]] = {
@@ -78,28 +81,45 @@ def infrastructure_only(outcomes: Iterable[SubTaskOutcome]) -> bool:
     return bool(failed) and all(o.infrastructure for o in failed)
 
 
-def terminal_content(
-    state: str, outcomes: list[SubTaskOutcome], summary: str, gap: str
-) -> str:
-    """Return the content of a terminal Megram: tools used and the result or gap."""
+def terminal_content(state: str, outcomes: list[SubTaskOutcome], gap: str = "") -> str:
+    """Return the content of a terminal Megram: a success as a worked example
+    (each call that worked and the first line it printed, never the summary
+    sentence, which a small planner copies as a criterion), a failure as the
+    tools tried and the gap."""
     wanted = "failed" if state == "abandon" else "matched"
-    entries = dedupe(
-        cut_call(call) or (f"{call.tool}:{call.target}" if call.target else call.tool)
-        for _, call in calls_of(o for o in outcomes if o.status == wanted)
-    )
-    tools = ", ".join(entries)
+    calls = [c for _, c in calls_of(o for o in outcomes if o.status == wanted)]
     if state != "abandon":
-        return (
-            f"Succeeded. Tools: {tools}. Result: {summary}"
-            if tools
-            else (f"Succeeded. Result: {summary}")
-        )
+        worked = dedupe(_worked(call) for call in calls if not is_failed_result(call))
+        return f"Succeeded. Worked: {'; '.join(worked)}." if worked else "Succeeded."
+    entries = dedupe(_named(call) for call in calls)
+    tools = ", ".join(entries)
     parts = ["Failed."]
     if tools:
         parts.append(f"Tools tried: {tools}.")
     if gap:
         parts.append(f"Gap: {gap}")
     return " ".join(parts)
+
+
+def _named(call: ToolCall) -> str:
+    return cut_call(call) or (
+        f"{call.tool}:{call.target}" if call.target else call.tool
+    )
+
+
+def _worked(call: ToolCall) -> str:
+    """Return a call that worked as a worked example: the call, what it printed."""
+    said = next(
+        (
+            ln.strip()
+            for ln in split_exit_code(call.output)[1].splitlines()
+            if ln.strip()
+        ),
+        "",
+    )
+    if len(said) > SHAPE_LIMIT:
+        said = said[: SHAPE_LIMIT - 1] + "…"
+    return f"{_named(call)} → {said}" if said else _named(call)
 
 
 def action_megrams(

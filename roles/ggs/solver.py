@@ -153,7 +153,7 @@ def _accept(
     d, p = 0.0, 0.5
     loss = total_loss(d, p, omega, config)
     rnd = Round(d, p, omega, loss, _gradient(loss, state), state.replans, "accept")
-    content = terminal_content("accept", message.outcomes, message.summary, "")
+    content = terminal_content("accept", message.outcomes)
     summary = accept_summary(message.summary, given.run_outcomes, message.outcomes)
     result = final_result(
         state,
@@ -250,7 +250,7 @@ def _terminal(
     result = final_result(state, message.task_id, rnd, (summary, output, rationale))
     reason = abandon_reason(rnd, given.run_outcomes, gap)
     result = result.model_copy(update={"reason": reason})
-    content = terminal_content(rnd.directive, message.outcomes, summary, gap)
+    content = terminal_content(rnd.directive, message.outcomes, gap)
     megram = _terminal_megram(message.task_id, rnd.directive, content, given)
     if rnd.directive == "abandon" and infrastructure_only(message.outcomes):
         return StepResult(output=result, state=next_state, megrams=[])

@@ -130,8 +130,8 @@ def test_the_evidence_names_a_long_command_by_its_programs_not_a_broken_copy():
     shown = outcome("44025", summed)
     note = "Evidence: shell:awk (a long command, not kept)."
     assert evidence_note([shown]) == note
-    content = terminal_content("accept", [shown], "The sum is 44025.", "")
-    assert content.startswith("Succeeded. Tools: shell:awk (a long command, not kept).")
+    content = terminal_content("accept", [shown])
+    assert content == "Succeeded. Worked: shell:awk (a long command, not kept) → 44025."
     assert "…" not in content
 
 

@@ -412,9 +412,8 @@ def test_success_writes_one_terminal_megram_with_the_tools_used():
         "success",
     )
     assert (megram.f, megram.sigma, megram.k) == (0.80, 1.0, 0.05)
-    assert megram.content.startswith(
-        "Succeeded. Tools: shell:make. Result: Task completed"
-    )
+    assert megram.content.startswith("Succeeded. Worked: shell:make")
+    assert "Task completed" not in megram.content
 
 
 def test_abandon_megram_records_the_tools_tried_and_the_gap():
@@ -473,7 +472,8 @@ def test_accept_megram_names_the_tools_of_matched_subtasks():
 
     megram = step(GGSState(), summary).megrams[0]
 
-    assert megram.content == "Succeeded. Tools: search:q. Result: all good"
+    # What worked and the shape of what it printed; no summary sentence.
+    assert megram.content == "Succeeded. Worked: search:q → r."
     assert (megram.state, megram.f, megram.sigma) == ("accept", 0.90, 1.0)
 
 
