@@ -102,6 +102,14 @@ def plan(
             steps=model.settings.plan_steps == "show",
             blocked_targets=directive.blocked_targets if directive else (),
             question=question_for(spec.asks, spec.raw_input),
+            recalled="\n".join(
+                [
+                    *calibration.operator,
+                    *calibration.must_not,
+                    *calibration.should_prefer,
+                    *calibration.caution,
+                ]
+            ),
         )
         result.notes += notes
         result.subtasks = _assign(result.subtasks, spec.task_id, id_factory)

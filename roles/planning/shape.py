@@ -60,9 +60,11 @@ def shape_plan(
     blocked_targets: Sequence[str] = (),
     question: Question | None = None,
     steps: bool = True,
+    recalled: str = "",
 ) -> tuple[list[SubTask], list[CriterionSpec], list[str]]:
     """Return the plan as it will run and a note on each change made to it;
-    without ``steps``, a plan of one subtask runs the request without R2's."""
+    without ``steps``, a plan of one subtask runs the request without R2's
+    (``recalled``: the memory text R2 was given, which criteria may not copy)."""
     question = question or read_question(request)
     subtasks, criteria, notes = drop_copied_examples(subtasks, task_criteria, request)
     subtasks, dropped = drop_blocked_paths(subtasks, blocked_targets, request)
@@ -70,15 +72,20 @@ def shape_plan(
     if join:
         subtasks, note = join_chain(subtasks)
         notes += [note] if note else []
-    subtasks, left_out = keep_stated(subtasks, request, question)
+    subtasks, left_out = keep_stated(subtasks, request, question, recalled)
     notes += left_out
-    criteria, left_out = keep_stated_task_criteria(criteria, request, question)
+    criteria, left_out = keep_stated_task_criteria(
+        criteria, request, question, recalled
+    )
     notes += left_out
     return lead_with_request(subtasks, request, steps=steps), criteria, notes
 
 
 def keep_stated_task_criteria(
-    criteria: Sequence[CriterionSpec], request: str, question: Question
+    criteria: Sequence[CriterionSpec],
+    request: str,
+    question: Question,
+    recalled: str = "",
 ) -> tuple[list[CriterionSpec], list[str]]:
     """Return R2's task criteria held to the rule of its subtasks' criteria
     (``roles.planning.stated``), without the form check: R4b's answer rules
@@ -87,7 +94,7 @@ def keep_stated_task_criteria(
         subtask_id="task", parent_task_id="task", intent="task criteria",
         success_criteria=list(criteria),
     )  # fmt: skip
-    (kept,), notes = keep_stated([probe], request, question)
+    (kept,), notes = keep_stated([probe], request, question, recalled)
     return [c for c in kept.success_criteria if not is_form_check(c)], notes
 
 

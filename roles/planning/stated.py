@@ -21,6 +21,9 @@ program that printed it. So, by one rule rather than one repair per shape:
   for an effect or for free text: a file a question only reads exists already.
 - A free-text criterion that quotes text the request states is that text's
   check, made by code (``output_contains``), not a judgement for the model.
+- A free-text criterion whose words come from what memory recalled, not from
+  the request ("The merged output meets all the task criteria."), is left
+  out: criteria come from the request only.
 
 ``exit_code`` checks and the remaining free-text criteria are kept as written.
 """
@@ -35,6 +38,8 @@ from roles.claims.question import Question
 from roles.contracts import Criterion, CriterionSpec, SubTask, normalise_criterion
 from roles.criteria import FORM_CHECK
 
+# A word of a criterion, for where it comes from: the request or memory.
+_WORD = re.compile(r"[^\W\d_]{4,}")
 __all__ = ["DETERMINATE", "form_criterion", "is_form_check", "keep_stated"]
 
 # The answers whose form code checks (roles.claims.answer_rules).
@@ -69,17 +74,18 @@ def form_criterion(question: Question) -> Criterion:
 
 
 def keep_stated(
-    subtasks: Sequence[SubTask], request: str, question: Question
+    subtasks: Sequence[SubTask], request: str, question: Question, recalled: str = ""
 ) -> tuple[list[SubTask], list[str]]:
     """Return the subtasks with only the criteria the request states, the form
-    check on the last step under a determinate question, and a note per drop."""
+    check on the last step under a determinate question, and a note per drop
+    (``recalled``: the memory text the planner was given)."""
     determinate = question.answer in DETERMINATE
     last = max((s.sequence for s in subtasks), default=1)
     shaped, notes = [], []
     for sub in subtasks:
         kept: list[CriterionSpec] = []
         for value in sub.success_criteria:
-            made, why = _stated(value, request, question)
+            made, why = _stated(value, request, question, recalled)
             if made is None:
                 text = normalise_criterion(value).criterion
                 notes.append(f"{sub.intent}: {text!r} was left out: {why}")
@@ -94,7 +100,7 @@ def keep_stated(
 
 
 def _stated(
-    value: CriterionSpec, request: str, question: Question
+    value: CriterionSpec, request: str, question: Question, recalled: str = ""
 ) -> tuple[CriterionSpec | None, str]:
     """Return the criterion as it may run (None: left out) and why it was not."""
     criterion = normalise_criterion(value)
@@ -123,6 +129,8 @@ def _stated(
     if kind is None:
         if determinate:
             return None, "the form of the answer is checked in code"
+        if _recalled(criterion.criterion, request, recalled):
+            return None, "its words are memory's, not the request's"
         quoted = [q for q in _quotes(criterion.criterion) if q in request]
         if quoted:
             check = {"type": "output_contains", "value": quoted[0]}
@@ -130,6 +138,17 @@ def _stated(
                 criterion=criterion.criterion, mode=criterion.mode, check=check
             ), ""
     return value, ""
+
+
+def _recalled(text: str, request: str, recalled: str) -> bool:
+    """True when most words of a criterion (4 letters or more) are in what
+    memory recalled and few are in the request."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    if not (recalled and len(words) >= 3):
+        return False
+    memory = {w.lower() for w in _WORD.findall(recalled)}
+    asked = {w.lower() for w in _WORD.findall(request)}
+    return len(words & memory) >= 0.6 * len(words) > len(words & asked) * 1.2
 
 
 def demanded_tokens(check: dict) -> list[str]:

@@ -231,3 +231,24 @@ def test_without_steps_a_one_step_plan_runs_the_request_alone():
     sub = sub.model_copy(update={"context": "The file is /d/orders.csv"})
     [run], _, _ = shape_plan([sub], [], TOTAL, join=True, steps=False)
     assert run.intent == TOTAL and run.context == "The file is /d/orders.csv"
+
+
+# What memory recalled -------------------------------------------------------------
+
+
+def test_a_criterion_copied_from_memory_is_left_out_one_from_the_request_is_kept():
+    request = "Summarise the changes listed in /d/CHANGELOG.md for the release notes."
+    recalled = (
+        "Succeeded. Worked: shell:cat /d/notes.md → # Notes (from the related "
+        "task: summarise notes)\nThe merged output meets all the task criteria."
+    )
+    copied = "The merged output meets all the task criteria"
+    asked = "the summary covers the changes listed for the release"
+    sub = step("work", 1, copied, asked)
+    question = read_question(request)
+    [out], notes = keep_stated([sub], request, question, recalled)
+    assert [normalise_criterion(c).criterion for c in out.success_criteria] == [asked]
+    assert any("memory's, not the request's" in note for note in notes)
+    # Without memory the same plan keeps both, as written.
+    [plain], _ = keep_stated([sub], request, question)
+    assert len(plain.success_criteria) == 2
