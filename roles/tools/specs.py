@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from roles.claims.evidence import first_target
 from roles.llm.client import ToolSpec
 from roles.toolclass import SHELL, blocked_program, other_ways
 from roles.tools.errors import ToolError
@@ -105,3 +106,10 @@ def refuse(
                 f"blocked by GGS: {key} {value.strip()!r} failed in an earlier "
                 "round — choose another approach"
             )
+    target = first_target(args)
+    if target and target in blocked_targets:
+        # A glob is blocked by its pattern under its root.
+        raise ToolError(
+            f"blocked by GGS: {target!r} failed in an earlier round — choose "
+            "another approach"
+        )

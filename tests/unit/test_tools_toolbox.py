@@ -80,6 +80,15 @@ def test_a_blocked_target_is_refused_naming_the_target(tmp_path):
     assert toolbox.call("shell", {"command": "touch other"}).startswith("[exit code 0]")
 
 
+def test_a_blocked_glob_is_refused_by_its_pattern_under_its_root(tmp_path):
+    (tmp_path / "conf").mkdir()
+    toolbox = Toolbox(tmp_path, ToolboxConfig(blocked_targets=["conf/*.ini"]))
+    with pytest.raises(ToolError, match="blocked by GGS: 'conf/\\*.ini'"):
+        toolbox.call("glob", {"pattern": "*.ini", "root": "conf"})
+    # The same pattern elsewhere is another input.
+    assert "ERROR" not in toolbox.call("glob", {"pattern": "*.ini"})
+
+
 def test_refused_calls_are_recorded_as_evidence(tmp_path):
     toolbox = Toolbox(tmp_path, ToolboxConfig(blocked_tools=["search"]))
     with pytest.raises(ToolError):
