@@ -274,18 +274,17 @@ def toolbox_for(
     run: Run,
     cancelled: Callable[[], bool],
     parked: ParkedSubtask,
-    more_blocked: Sequence[str] = (),
+    derived: Sequence[str] = (),
     *,
     refuse: bool = False,
 ) -> Toolbox:
     """Return the subtask's Toolbox; a resumed one gets its evidence and answer.
 
-    ``more_blocked`` are targets blocked for this toolbox alone; with
-    ``refuse`` every Law 1 question is answered no, so nothing parks.
+    ``derived`` are the calls of a first derivation, refused in this second
+    one; with ``refuse`` every Law 1 question is answered no, so nothing parks.
     """
     state = run.load_state()
     blocked_tools, blocked_targets = state.blocked()
-    blocked_targets = [*blocked_targets, *more_blocked]
     workspace = runtime.workspace_for(run)
     sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
     shared = runtime.shared_area(run.owner_id)
@@ -300,6 +299,7 @@ def toolbox_for(
             blocked_tools=blocked_tools,
             unavailable_tools=runtime.unavailable_tools(),
             blocked_targets=blocked_targets,
+            derived_targets=derived,
             shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
             sandbox_error=sandbox_error,
             hidden_paths=runtime.hidden_paths(),

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from roles.claims.evidence import format_evidence
+from roles.claims.evidence import first_target, format_evidence
 from roles.llm.client import ToolSpec
 from roles.tools import files, web
 from roles.tools.access import for_policy
@@ -141,6 +141,13 @@ class Toolbox:
             try:
                 blocked = self.config.blocked_targets
                 refuse(name, args, self.blocked_tools, blocked, self.mcp)
+                derived = self.config.derived_targets
+                if isinstance(args, dict) and first_target(args) in derived:
+                    raise ToolError(
+                        f"{first_target(args)!r} gave the first derivation of this "
+                        "answer: derive it again by other means (another program "
+                        "or tool)"
+                    )
             except ToolError as err:
                 raise ToolError(f"{err}{self.files.elsewhere(name, args)}") from None
             self.memory.check(name, args)

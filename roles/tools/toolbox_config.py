@@ -34,12 +34,15 @@ class ToolboxConfig:
     and no sandbox, shell commands are refused. ``fetch_local`` lets
     ``fetch_url`` reach this machine's own services. ``mcp_tools`` are the
     MCP servers' tools offered beside the built-in ones (``roles.tools.mcp``).
+    ``derived_targets`` are the calls a first derivation of an answer made, refused
+    in its second derivation, which must get it by other means.
     """
 
     allowed_paths: tuple[Path, ...] = ()
     hidden_paths: tuple[Path, ...] = ()
     blocked_tools: frozenset[str] = frozenset()
     blocked_targets: frozenset[str] = frozenset()
+    derived_targets: frozenset[str] = frozenset()
     unavailable_tools: frozenset[str] = frozenset()
     shell_timeout_s: float = 30
     kill_grace_s: float = 2.0
@@ -62,6 +65,7 @@ class ToolboxConfig:
         self._keep("blocked_tools", frozenset(self.blocked_tools))
         self._keep("unavailable_tools", frozenset(self.unavailable_tools))
         self._keep("blocked_targets", _targets(self.blocked_targets))
+        self._keep("derived_targets", _targets(self.derived_targets))
         self._keep("mcp_tools", tuple(self.mcp_tools))
         for name in ("shell_timeout_s", "http_timeout_s"):
             self._require(name, getattr(self, name) > 0, "a positive number of seconds")

@@ -458,3 +458,11 @@ def test_a_silenced_fetch_that_failed_is_told_what_its_exit_code_means(tmp_path)
     assert "Failed to connect" in loud and "nothing was fetched" not in loud
     other = Toolbox(tmp_path).call("shell", {"command": "sh -c 'exit 7'"})
     assert other == "[exit code 7]\n"
+
+
+def test_a_first_derivations_call_is_refused_as_such_in_the_second(tmp_path):
+    # Not "failed in an earlier round": it worked, and another means is asked.
+    toolbox = Toolbox(tmp_path, ToolboxConfig(derived_targets=["wc -l data.txt"]))
+    with pytest.raises(ToolError, match="gave the first derivation of this answer"):
+        toolbox.call("shell", {"command": "wc -l data.txt"})
+    assert toolbox.call("shell", {"command": "echo other"}).startswith("[exit code 0]")
