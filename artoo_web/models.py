@@ -87,6 +87,9 @@ class Project(models.Model):
     usage = models.JSONField(default=dict, blank=True)
     failures = models.JSONField(default=dict, blank=True)
     reason = models.TextField(blank=True)
+    # The commit a failed or stopped attempt is reset to: the project's start,
+    # then each task QA passed.
+    last_commit = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -112,6 +115,43 @@ class Project(models.Model):
         """Store a typed state and its phase on the row (the caller saves)."""
         self.state = state.to_dict()
         self.status = state.phase
+
+
+class TaskCommitKind(models.TextChoices):
+    DONE = "done"
+    DISCARDED = "discarded"
+
+
+class TaskCommit(models.Model):
+    """A task attempt's work as a commit: a done task's on the project's branch,
+    a discarded attempt's under ``refs/artoo/discarded/<dispatch id>``.
+
+    A discarded attempt also keeps its diff (``git show``, bounded) and the
+    files it created here, so they stay readable when the repository does not.
+    """
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="task_commits"
+    )
+    dispatch_id = models.CharField(max_length=64)
+    task_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=10, choices=TaskCommitKind.choices)
+    commit = models.CharField(max_length=40)
+    reason = models.TextField(blank=True)
+    diff = models.TextField(blank=True)
+    new_files = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "dispatch_id"], name="task_commit_per_attempt"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dispatch_id} {self.kind} {self.commit[:12]}"
 
 
 class RunQuerySet(models.QuerySet):

@@ -4,14 +4,23 @@ A project works in a directory under ``ARTOO_ALLOWED_PATHS`` or in one created
 for it in the owner's workspace area. The directory is a git repository (one is
 initialised with the existing content as its first commit when it is not), and
 each task's work is committed when the task is done, so the files a task's Run
-changed are what ``git status`` shows afterwards. Git runs with the user's
-hooks and signing off: a project's repository never runs code of its own here.
+changed are what ``git status`` shows afterwards. An attempt whose work is not
+kept is ``discard``-ed: its work tree is kept as a commit under
+``refs/artoo/discarded/<dispatch id>`` (parented on the last commit, so
+``git show`` of it is the attempt's whole diff), then the directory is reset to
+the last commit, which removes the files it created. Ignored files, and
+anything else the kept commit does not hold, are never touched. Git runs with
+the user's hooks, signing, fsmonitor, external diff drivers and text
+conversion off: a project's repository never runs code of its own here.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
+import threading
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -31,25 +40,66 @@ GIT_OPTIONS = (
     "core.hooksPath=/dev/null",
     "-c",
     "safe.directory=*",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.quotePath=false",
 )
+DISCARDED_REF = "refs/artoo/discarded/"
+SHOW_BYTES = 100_000
+NEW_FILES = 200
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+HASH = re.compile(r"[0-9a-f]{40}")
 
 
 class DirectoryError(ValueError):
     """The directory cannot hold a project; the message says why."""
 
 
-def git(directory: Path, *args: str) -> str:
-    """Run one git command in ``directory``; return its output or raise."""
+def git(directory: Path, *args: str, limit: int | None = None) -> str:
+    """Run one git command in ``directory``; return its output or raise.
+
+    With ``limit``, return at most that many bytes of the output, decoded (and
+    a line saying it was cut), never holding more of it in memory.
+    """
+    command = ["git", *GIT_OPTIONS, "-C", str(directory), *args]
+    if limit is not None:
+        return _git_head(command, limit)
     done = subprocess.run(
-        ["git", *GIT_OPTIONS, "-C", str(directory), *args],
+        command,
         capture_output=True,
         text=True,
+        errors="replace",
         timeout=GIT_TIMEOUT_S,
         check=False,
     )
     if done.returncode != 0:
         raise DirectoryError(f"git {args[0]} failed: {done.stderr.strip()[:300]}")
     return done.stdout
+
+
+def _git_head(command: list[str], limit: int) -> str:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        timer = threading.Timer(GIT_TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            data = proc.stdout.read(limit + 1)
+            cut = len(data) > limit
+            if cut:
+                proc.kill()
+            error = proc.stderr.read(300 * 4)
+            proc.wait()
+        finally:
+            timer.cancel()
+    text = data[:limit].decode("utf-8", errors="replace")
+    if cut:
+        return text + f"\n… cut at {limit:,} bytes\n"
+    if proc.returncode != 0:
+        why = error.decode("utf-8", errors="replace").strip()[:300]
+        raise DirectoryError(f"git {command[len(GIT_OPTIONS) + 3]} failed: {why}")
+    return text
 
 
 def allowed_directory(text: str) -> Path:
@@ -141,10 +191,104 @@ def changed_files(path: Path, *, include_deleted: bool = False) -> list[str]:
     return files
 
 
-def commit(path: Path, message: str) -> bool:
-    """Commit every change in ``path``; return False when there was none."""
+def head(path: Path) -> str:
+    """Return the hash of the last commit in ``path``."""
+    return git(path, "rev-parse", "--verify", "HEAD^{commit}").strip()
+
+
+def commit(path: Path, message: str) -> str:
+    """Commit every change in ``path``; return the commit's hash.
+
+    Return "" when there was nothing to commit, unless the last commit has
+    this message: a redelivered step finds its own commit made before.
+    """
+    message = message[:500]
     if not changed_files(path, include_deleted=True):
-        return False
+        last = git(path, "log", "-1", "--format=%B").strip()
+        return head(path) if last == message.strip() else ""
     git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", message[:500])
-    return True
+    git(path, "commit", "-q", "-m", message)
+    return head(path)
+
+
+@dataclass(frozen=True)
+class Discarded:
+    """An attempt's discarded work: where it is kept, and what it was."""
+
+    commit: str
+    diff: str
+    new_files: list[str]
+
+
+def discard(path: Path, name: str, message: str, last: str = "") -> Discarded | None:
+    """Keep the work since ``last`` (default: the last commit) aside, then reset.
+
+    The work tree, as ``git add -A`` sees it, becomes a commit on ``last``
+    under ``refs/artoo/discarded/<name>``; the directory is then reset to
+    ``last`` (tracked files restored, commits made since dropped from the
+    branch), which removes the files that commit holds and ``last`` does not.
+    No ``git clean``: it would also delete what the kept commit does not hold
+    (the user's empty directories, a file an attempt hid behind a new ignore
+    rule). Ignored files stay. Return None when there was nothing to discard.
+    """
+    if not NAME.fullmatch(name):
+        raise DirectoryError(f"{name!r} cannot name a discarded attempt.")
+    _check_top_level(path)
+    last = git(path, "rev-parse", "--verify", f"{last or 'HEAD'}^{{commit}}").strip()
+    ref = DISCARDED_REF + name
+    if changed_files(path, include_deleted=True) or head(path) != last:
+        git(path, "add", "-A")
+        tree = git(path, "write-tree").strip()
+        kept = git(path, "commit-tree", tree, "-p", last, "-m", message[:500]).strip()
+        git(path, "update-ref", ref, kept)
+    elif git(path, "for-each-ref", "--format=%(objectname)", ref).strip():
+        # A redelivered reset: the work was kept and the tree reset before.
+        kept = git(path, "rev-parse", "--verify", ref).strip()
+    else:
+        return None
+    # The kept work is in the index, so the reset removes the files the
+    # attempt created with the changes it made; nothing else is removed.
+    git(path, "reset", "-q", "--hard", last)
+    new_files = _added(path, last, kept)
+    return Discarded(kept, show(path, kept), new_files[:NEW_FILES])
+
+
+def _check_top_level(path: Path) -> None:
+    """Refuse to reset a repository ``path`` is not the top of (a parent's)."""
+    top = git(path, "rev-parse", "--show-toplevel").rstrip("\n")
+    if Path(top).resolve() != path.resolve():
+        raise DirectoryError(f"{path} is not the top of its git repository ({top}).")
+
+
+def _added(path: Path, base: str, kept: str) -> list[str]:
+    out = git(
+        path,
+        "diff",
+        "--name-only",
+        "--no-renames",
+        "--diff-filter=A",
+        "-z",
+        base,
+        kept,
+        "--",
+    )
+    return [name for name in out.split("\0") if name]
+
+
+def show(path: Path, commit_hash: str) -> str:
+    """Return ``git show --stat --patch`` of a commit, at most ``SHOW_BYTES``."""
+    if not HASH.fullmatch(commit_hash):
+        raise DirectoryError(f"{commit_hash!r} is not a commit hash.")
+    return git(
+        path,
+        "show",
+        "--stat",
+        "--patch",
+        "--format=fuller",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        commit_hash,
+        "--",
+        limit=SHOW_BYTES,
+    )

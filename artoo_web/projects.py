@@ -5,7 +5,8 @@ call ``carry_out`` with the actions ``roles.projects.step`` returned (after the
 new state is stored), ``record_usage`` after an agent's model call and
 ``give_up`` when a handler keeps failing; ``runs.finish`` calls ``run_ended``
 when a task's Run ends, which sends its RunReply. Every decision is
-``roles.projects``'s; this module only persists, sends and starts Runs.
+``roles.projects``'s; this module only persists, sends, starts Runs and has
+``projectrepo`` commit a done task's work or discard a failed attempt's.
 """
 
 from __future__ import annotations
@@ -17,10 +18,16 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from pydantic import BaseModel
 
 from artoo_web import bus, projectrepo
-from artoo_web.models import BusMessage, Project, Run, RunStatus
+from artoo_web.models import (
+    BusMessage,
+    Project,
+    Run,
+    RunStatus,
+    TaskCommit,
+    TaskCommitKind,
+)
 from roles.projects import new_project
 from roles.projects.contracts import ImplementationResult, clip
 from roles.projects.events import (
@@ -28,9 +35,9 @@ from roles.projects.events import (
     Action,
     FinishProject,
     RecordDone,
-    StopTask,
+    ResetTask,
 )
-from roles.projects.state import update
+from roles.projects.stopping import stop
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +47,7 @@ ROUTE_OF = {
     "ask_task_planner": ("AskTaskPlanner", "TaskPlan"),
     "dispatch_task": ("DispatchTask", "Impl"),
     "stop_task": ("StopTask", "Impl"),
+    "reset_task": ("ResetTask", "User"),
     "ask_qa": ("AskQA", "QA"),
     "ask_assessor": ("AskAssessor", "Assessor"),
     "record_done": ("RecordDone", "User"),
@@ -89,9 +97,12 @@ def create(owner, request: str, directory: str = "") -> Project:
     else:
         path = projectrepo.created_directory(owner.pk)
     projectrepo.prepare(path)
+    start = projectrepo.head(path)
     state, actions = new_project(request)
     with transaction.atomic():
-        project = Project(owner=owner, request=request, directory=str(path))
+        project = Project(
+            owner=owner, request=request, directory=str(path), last_commit=start
+        )
         project.keep_state(state)
         project.save()
         carry_out(project, actions)
@@ -122,6 +133,8 @@ def carry_out(project: Project, actions: list[Action]) -> None:
     for action in actions:
         if isinstance(action, RecordDone):
             commit_task(project, action)
+        if isinstance(action, ResetTask):
+            discard_task(project, action)
         if isinstance(action, FinishProject):
             project.reason = action.reason
             project.finished_at = timezone.now()
@@ -134,13 +147,52 @@ def commit_task(project: Project, done: RecordDone) -> None:
     """Commit a done task's work, so the next task's changes stand apart."""
     entry = done.entry
     try:
-        projectrepo.commit(
+        sha = projectrepo.commit(
             Path(project.directory), f"{entry.task_id}: {entry.description}"
         )
     except (projectrepo.DirectoryError, OSError) as error:
         log.warning(
             "project %s: commit of %s failed: %s", project.id, entry.task_id, error
         )
+        return
+    if not sha:
+        return
+    project.last_commit = sha
+    project.save(update_fields=["last_commit", "updated_at"])
+    TaskCommit.objects.update_or_create(
+        project=project,
+        dispatch_id=done.dispatch_id or entry.task_id,
+        defaults={"task_id": entry.task_id, "kind": TaskCommitKind.DONE, "commit": sha},
+    )
+
+
+def discard_task(project: Project, reset: ResetTask) -> None:
+    """Keep a failed or stopped attempt's work aside, then reset the directory
+    to the last commit, so the next attempt starts clean."""
+    message = f"{reset.request_id} (discarded): {reset.reason}"
+    try:
+        kept = projectrepo.discard(
+            Path(project.directory), reset.request_id, message, project.last_commit
+        )
+    except (projectrepo.DirectoryError, OSError) as error:
+        log.warning(
+            "project %s: reset after %s failed: %s", project.id, reset.request_id, error
+        )
+        return
+    if kept is None:
+        return
+    TaskCommit.objects.update_or_create(
+        project=project,
+        dispatch_id=reset.request_id,
+        defaults={
+            "task_id": reset.task_id,
+            "kind": TaskCommitKind.DISCARDED,
+            "commit": kept.commit,
+            "reason": reset.reason,
+            "diff": kept.diff,
+            "new_files": kept.new_files,
+        },
+    )
 
 
 def task_run(project: Project, dispatch_id: str) -> Run | None:
@@ -191,15 +243,11 @@ def give_up(msg: BusMessage, error: str, attempts: int) -> None:
         project = Project.objects.select_for_update().get(id=msg.project_id)
         if project.is_terminal:
             return
-        state = project.load_state()
-        actions: list[BaseModel] = []
-        if state.phase == "implement":
-            actions.append(StopTask(request_id=state.awaiting))
         reason = (
             f"{msg.recipient} could not handle {msg.type} "
             f"after {attempts} attempts ({error})"
         )
-        actions.append(FinishProject(status="failed", reason=reason))
-        project.keep_state(update(state, phase="failed", awaiting=""))
+        state, actions = stop(project.load_state(), "failed", reason)
+        project.keep_state(state)
         project.save()
         carry_out(project, actions)

@@ -1,4 +1,5 @@
-"""The project pages: the list with its form, one project's page, its cancel.
+"""The project pages: the list with its form, one project's page, its cancel,
+and each task attempt's commit with its diff.
 
 The page reads the stored state (remit, milestones, the window, the task in
 hand) and the project's bus messages (done tasks, escalations, the Assessor's
@@ -8,6 +9,8 @@ stream (``render_parts``), which pushes them when the project changes.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -32,6 +35,7 @@ PARTS = (
     "project-verdicts",
     "project-escalations",
     "project-runs",
+    "project-commits",
     "project-usage",
 )
 
@@ -98,18 +102,38 @@ def project_cancel(request: HttpRequest, project_id) -> HttpResponse:
     return redirect("project-detail", project_id=project.id)
 
 
+@require_http_methods(["GET"])
+def project_task(request: HttpRequest, project_id, dispatch_id: str) -> HttpResponse:
+    project = _visible(request, project_id)
+    record = get_object_or_404(project.task_commits, dispatch_id=dispatch_id)
+    try:
+        diff = projectrepo.show(Path(project.directory), record.commit)
+        from_repo = True
+    except (projectrepo.DirectoryError, OSError):
+        diff, from_repo = record.diff, False
+    context = {
+        "project": project,
+        "record": record,
+        "diff": diff,
+        "from_repo": from_repo,
+    }
+    return render(request, "artoo_web/project_task.html", context)
+
+
 def page_of(project: Project) -> dict:
     """Return what the project page shows, read from the state and the bus."""
     state = project.load_state()
     records = project.messages.filter(type__in=RECORDS).order_by("id")
     done = [m.payload for m in records if m.type == "RecordDone"]
     runs = {r.dispatch_id: r for r in project.runs.all()}
+    commits = {c.dispatch_id: c for c in project.task_commits.all()}
     return {
         "state": state,
-        "milestones": milestone_rows(state, done),
+        "milestones": milestone_rows(state, done, commits),
         "task": state.task,
         "task_run": runs.get(state.task.dispatch_id) if state.task else None,
         "runs": sorted(runs.values(), key=lambda r: r.created_at),
+        "commits": list(commits.values()),
         "verdicts": [m for m in records if m.type == "AssessorReply"],
         "escalations": [m for m in records if m.type == "RecordEscalation"],
         "usage": sorted(project.usage.items()),
@@ -124,8 +148,12 @@ def render_parts(project_id) -> dict[str, str]:
     return {part: render_to_string(f"{PAGE}#{part}", context) for part in PARTS}
 
 
-def milestone_rows(state: ProjectState, done: list[dict]) -> list[dict]:
-    """Return each milestone with its status and the tasks done under it."""
+def milestone_rows(
+    state: ProjectState, done: list[dict], commits: dict | None = None
+) -> list[dict]:
+    """Return each milestone with its status and the tasks done under it, each
+    with its commit (none for a skip)."""
+    commits = commits or {}
     rows = []
     for index, milestone in enumerate(state.milestones):
         if index < state.milestone_index or state.phase == "complete":
@@ -134,6 +162,13 @@ def milestone_rows(state: ProjectState, done: list[dict]) -> list[dict]:
             status = "current"
         else:
             status = "pending"
-        tasks = [d["entry"] for d in done if d.get("milestone_index") == index]
+        tasks = [
+            {
+                **d["entry"],
+                "commit": commits.get(d.get("dispatch_id") or d["entry"]["task_id"]),
+            }
+            for d in done
+            if d.get("milestone_index") == index
+        ]
         rows.append({"milestone": milestone, "status": status, "tasks": tasks})
     return rows

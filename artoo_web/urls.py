@@ -31,6 +31,11 @@ urlpatterns = [
         projectviews.project_cancel,
         name="project-cancel",
     ),
+    path(
+        "projects/<anyuuid:project_id>/tasks/<str:dispatch_id>",
+        projectviews.project_task,
+        name="project-task",
+    ),
     path("memory/", views.memory_browser, name="memory"),
     path("memory/remember", views.memory_remember, name="memory-remember"),
     path("memory/forget", views.memory_forget, name="memory-forget"),

@@ -30,6 +30,7 @@ PROJECT_ROUTES: frozenset[tuple[str, str, str]] = frozenset(
         ("Cancel", "User", "Project"),
         ("RecordDone", "Project", "User"),
         ("RecordEscalation", "Project", "User"),
+        ("ResetTask", "Project", "User"),
         ("FinishProject", "Project", "User"),
     }
 )

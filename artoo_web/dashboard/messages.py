@@ -74,6 +74,7 @@ PROJECT_SUMMARIES: dict[str, Callable[[Any], str]] = {
     "RecordEscalation": lambda p: (
         f"tier {p.event.tier} {p.event.trigger}: {p.event.detail}"
     ),
+    "ResetTask": lambda p: f"{p.request_id} discarded: {p.reason}",
     "FinishProject": lambda p: f"{p.status}: {p.reason}",
 }
 

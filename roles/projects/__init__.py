@@ -4,8 +4,9 @@ The pure decision layer: ``config`` holds the spec's numbers, ``contracts``
 the agents' messages, ``window`` the TaskPlanner's sliding window, ``routing``
 each routing decision and QA's file pre-step, ``events`` what ``step`` reads
 and returns, ``state`` the project's stored state, ``machine`` the one
-``step(state, event) -> (state, actions)`` the shell calls and ``assessment``
-what that step does with the Assessor's verdict.
+``step(state, event) -> (state, actions)`` the shell calls, ``assessment``
+what that step does with the Assessor's verdict and ``stopping`` which work is
+discarded (a failed or stopped attempt's) and how a project stops.
 """
 
 from roles.projects.config import DEFAULT_CONFIG, ProjectConfig, token_budgets

@@ -138,6 +138,8 @@ class RecordDone(Message):
     kind: Literal["record_done"] = "record_done"
     milestone_index: int
     entry: DoneEntry
+    # The attempt whose work is committed; empty for a skip, which ran nothing.
+    dispatch_id: str = ""
 
 
 class RecordEscalation(Message):
@@ -152,6 +154,19 @@ class StopTask(Message):
 
     kind: Literal["stop_task"] = "stop_task"
     request_id: str
+
+
+class ResetTask(Message):
+    """Discard an attempt's work: keep it aside, then reset to the last commit.
+
+    ``request_id`` is the attempt's dispatch id; ``reason`` says why its work
+    is not kept (QA's feedback, the Run giving up, the project stopping).
+    """
+
+    kind: Literal["reset_task"] = "reset_task"
+    request_id: str
+    task_id: str
+    reason: str = ""
 
 
 class FinishProject(Message):
@@ -171,6 +186,7 @@ Action = (
     | RecordDone
     | RecordEscalation
     | StopTask
+    | ResetTask
     | FinishProject
 )
 
@@ -190,5 +206,6 @@ PROJECT_MESSAGES = (
     AskAssessor,
     RecordDone,
     RecordEscalation,
+    ResetTask,
     FinishProject,
 )

@@ -24,11 +24,9 @@ from roles.projects.events import (
     Action,
     Cancel,
     DispatchTask,
-    FinishProject,
     RecordDone,
     RecordEscalation,
     Reply,
-    StopTask,
 )
 from roles.projects.routing import (
     after_mark_complete,
@@ -51,6 +49,7 @@ from roles.projects.state import (
     ask_task_planner,
     update,
 )
+from roles.projects.stopping import cancel, is_stopped_run, on_stopped_run, reset
 from roles.projects.window import (
     add_done,
     clear_carry_forward,
@@ -70,10 +69,13 @@ def step(
 
     Raise ``StepRefused`` for an event the project is not waiting for: a reply
     to another request (stale or redelivered), a reply of the wrong kind, any
-    reply after the project ended, or a dispatch id handed out before.
+    reply after the project ended (but the end of the Run a stopped project
+    still awaits), or a dispatch id handed out before.
     """
     if isinstance(event, Cancel):
-        return _cancel(state)
+        return cancel(state)
+    if is_stopped_run(state, event):
+        return on_stopped_run(state)
     _check_awaited(state, event)
     handlers = {
         "scope": _on_scope,
@@ -203,7 +205,8 @@ def _judge(state: ProjectState, verdict: QAVerdict, config: ProjectConfig) -> Re
     if route == "mark_complete":
         summary = (task.result and task.result.result_summary) or verdict.feedback
         state = update(state, changed_tasks=state.changed_tasks + 1)
-        return _complete(state, _entry(task, summary, config), config)
+        entry = _entry(task, summary, config)
+        return _complete(state, entry, config, task.dispatch_id)
     trigger = "qa_failed" if route == "increment_attempt" else "max_attempts"
     problem = escalate(
         trigger,
@@ -212,7 +215,8 @@ def _judge(state: ProjectState, verdict: QAVerdict, config: ProjectConfig) -> Re
         detail=verdict.feedback,
         config=config,
     )
-    actions = (RecordEscalation(event=problem),)
+    # The attempt's work is not kept: the next one starts from the last commit.
+    actions = (reset(task, verdict.feedback), RecordEscalation(event=problem))
     if route == "increment_attempt":
         retry = task.model_copy(
             update={
@@ -234,7 +238,9 @@ def _entry(task: Task, summary: str, config: ProjectConfig) -> DoneEntry:
     return read(DoneEntry, data, config)
 
 
-def _complete(state: ProjectState, entry: DoneEntry, config: ProjectConfig) -> Result:
+def _complete(
+    state: ProjectState, entry: DoneEntry, config: ProjectConfig, dispatch_id: str = ""
+) -> Result:
     state = update(
         state,
         task=None,
@@ -242,7 +248,10 @@ def _complete(state: ProjectState, entry: DoneEntry, config: ProjectConfig) -> R
         tasks_since_review=state.tasks_since_review + 1,
         completed_tasks=state.completed_tasks + 1,
     )
-    actions = (RecordDone(milestone_index=state.milestone_index, entry=entry),)
+    done = RecordDone(
+        milestone_index=state.milestone_index, entry=entry, dispatch_id=dispatch_id
+    )
+    actions = (done,)
     if state.skips >= config.max_skips:
         return _skips_as_claim(state, actions)
     if after_mark_complete(state.tasks_since_review, config) == "assessor":
@@ -263,11 +272,3 @@ def _skips_as_claim(state: ProjectState, actions: tuple[Action, ...]) -> Result:
     )
     state = update(state, skips=0, claims=state.claims + 1)
     return ask_assessor(state, "milestone_done", context, actions)
-
-
-def _cancel(state: ProjectState) -> Result:
-    if state.phase in TERMINAL:
-        raise StepRefused(f"the project is already {state.phase}")
-    stop = [StopTask(request_id=state.awaiting)] if state.phase == "implement" else []
-    finish = FinishProject(status="cancelled", reason="cancelled by its owner")
-    return update(state, phase="cancelled", awaiting=""), [*stop, finish]

@@ -293,9 +293,12 @@ def test_changed_files_leave_out_deletions_and_a_commit_clears_them(roots):
     (repo / "gone.txt").unlink()
     (repo / "sub" / "new.py").write_text("x = 1")
     assert sorted(projectrepo.changed_files(repo)) == ["old.txt", "sub/new.py"]
-    assert projectrepo.commit(repo, "t1: work") is True
+    sha = projectrepo.commit(repo, "t1: work")
+    assert sha == projectrepo.head(repo) and len(sha) == 40
     assert projectrepo.changed_files(repo, include_deleted=True) == []
-    assert projectrepo.commit(repo, "t2: nothing") is False
+    assert projectrepo.commit(repo, "t2: nothing") == ""
+    # A redelivered commit of the same task finds the commit made before.
+    assert projectrepo.commit(repo, "t1: work") == sha
     assert commits(repo)[0] == "t1: work"
 
 

@@ -8,6 +8,7 @@ task's plan names (``proj-<n>.txt``) into the project's directory.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 
@@ -179,6 +180,14 @@ def test_a_qa_failure_is_retried_by_the_task_planner_and_fixed(
     assert "the header line is missing" in retry and "Attempt 2" in retry
     done = [m.payload["entry"]["task_id"] for m in types(project, "RecordDone")]
     assert done == ["t1"]
+    # The failed attempt's file was reset away, kept aside; the retry's committed.
+    assert commits(project) == ["artoo: project start", "t1: Write proj-1b.txt"]
+    assert sorted(os.listdir(project.directory)) == [".git", "proj-1b.txt"]
+    kept = {c.dispatch_id: (c.kind, c.new_files) for c in project.task_commits.all()}
+    assert kept == {
+        "t1-a1": ("discarded", ["proj-1.txt"]),
+        "t1-a2": ("done", []),
+    }
 
 
 def test_the_periodic_review_comes_after_exactly_five_completed_tasks(

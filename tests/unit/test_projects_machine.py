@@ -41,16 +41,19 @@ def test_a_qa_failure_is_retried_with_its_feedback_then_fixed():
     assert actions[0].request_id == "t1-a1"
     state, _ = run(state)
     state, actions = qa(state, passed=False)
-    assert kinds(actions) == ["record_escalation", "ask_task_planner"]
-    assert actions[0].event.tier == 1 and actions[0].event.trigger == "qa_failed"
-    assert actions[1].view.qa_feedback == "name field missing"
-    assert actions[1].view.attempt == 2
+    assert kinds(actions) == ["reset_task", "record_escalation", "ask_task_planner"]
+    reset = actions[0]
+    assert (reset.request_id, reset.task_id) == ("t1-a1", "t1")
+    assert reset.reason == "name field missing"
+    assert actions[1].event.tier == 1 and actions[1].event.trigger == "qa_failed"
+    assert actions[2].view.qa_feedback == "name field missing"
+    assert actions[2].view.attempt == 2
     state, actions = plan(state, description="Colony model with name")
     assert (actions[0].task_id, actions[0].attempt) == ("t1", 2)
     assert actions[0].request_id == "t1-a2"
     state, _ = run(state)
     state, actions = qa(state)
-    assert actions[0].entry.task_id == "t1"
+    assert actions[0].entry.task_id == "t1" and actions[0].dispatch_id == "t1-a2"
     assert actions[1].view.qa_feedback == "" and actions[1].view.attempt == 1
     assert state.dispatched == ["t1-a1", "t1-a2"]
 
@@ -64,9 +67,10 @@ def test_a_task_failing_max_attempts_is_marked_failed_for_the_assessor():
     state, _ = plan(state)
     state, _ = run(state)
     state, actions = qa(state, passed=False)
-    assert kinds(actions) == ["record_escalation", "ask_assessor"]
-    assert (actions[0].event.tier, actions[0].event.trigger) == (2, "max_attempts")
-    assert actions[1].view.trigger == "max_attempts"
+    assert kinds(actions) == ["reset_task", "record_escalation", "ask_assessor"]
+    assert actions[0].request_id == "t1-a3"
+    assert (actions[1].event.tier, actions[1].event.trigger) == (2, "max_attempts")
+    assert actions[2].view.trigger == "max_attempts"
     assert state.task is None and state.phase == "assess"
 
 
@@ -74,8 +78,10 @@ def test_a_run_that_gave_up_is_retried_without_asking_qa():
     state, _ = scoped()
     state, _ = plan(state)
     state, actions = run(state, success=False, summary="no such directory")
-    assert kinds(actions) == ["record_escalation", "ask_task_planner"]
-    assert "no such directory" in actions[1].view.qa_feedback
+    assert kinds(actions) == ["reset_task", "record_escalation", "ask_task_planner"]
+    assert actions[0].request_id == "t1-a1"
+    assert "no such directory" in actions[0].reason
+    assert "no such directory" in actions[2].view.qa_feedback
 
 
 def test_an_abort_judged_minor_drift_delivers_the_hint_and_clears_carry_forward():

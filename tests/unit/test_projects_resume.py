@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from roles.projects import ProjectState, StepRefused, step
 from roles.projects.contracts import ImplementationResult, TaskPlan
 from roles.projects.events import EVENT, Cancel, PlanReply, QAReply, RunReply
+from roles.projects.stopping import stop
 from tests.unit.projects_script import assess, kinds, one_task, plan, qa, run, scoped
 
 
@@ -57,17 +58,55 @@ def test_a_redelivered_reply_is_refused_as_stale():
         step(state, late)
 
 
-def test_cancel_mid_task_stops_its_run_and_ends_the_project():
+def test_cancel_mid_task_stops_its_run_then_discards_its_work_when_it_ends():
     state, _ = scoped()
     state, _ = plan(state)
     state, actions = step(state, Cancel())
     assert kinds(actions) == ["stop_task", "finish_project"]
     assert actions[0].request_id == "t1-a1" and actions[1].status == "cancelled"
-    late = RunReply(request_id="t1-a1", result=ImplementationResult(files=["a"]))
-    with pytest.raises(StepRefused, match="the project is cancelled"):
-        step(state, late)
     with pytest.raises(StepRefused, match="already cancelled"):
         step(state, Cancel())
+    # The stopped Run may still be writing: its work is discarded when it ends.
+    ended = RunReply(request_id="t1-a1", result=ImplementationResult(files=["a"]))
+    state, actions = step(state, ended)
+    assert kinds(actions) == ["reset_task"] and actions[0].request_id == "t1-a1"
+    assert (state.phase, state.awaiting) == ("cancelled", "")
+    with pytest.raises(StepRefused, match="the project is cancelled"):
+        step(state, ended)
+
+
+def test_cancel_while_qa_judges_discards_the_work_at_once():
+    state, _ = scoped()
+    state, _ = plan(state)
+    state, _ = run(state)
+    state, actions = step(state, Cancel())
+    assert kinds(actions) == ["reset_task", "finish_project"]
+    assert actions[0].request_id == "t1-a1" and state.awaiting == ""
+    late = QAReply(request_id="r3", verdict={"passed": True})
+    with pytest.raises(StepRefused, match="the project is cancelled"):
+        step(state, late)
+
+
+def test_a_project_given_up_mid_task_awaits_its_run_to_discard_its_work():
+    state, _ = scoped()
+    state, _ = plan(state)
+    state, actions = stop(state, "failed", "QA could not handle AskQA")
+    assert kinds(actions) == ["stop_task", "finish_project"]
+    assert actions[1].status == "failed" and state.phase == "failed"
+    other = RunReply(request_id="t9-a1", result=ImplementationResult(files=["a"]))
+    with pytest.raises(StepRefused, match="the project is failed"):
+        step(state, other)
+    state, actions = run(state, success=False)
+    assert kinds(actions) == ["reset_task"]
+
+
+def test_a_passed_task_is_committed_and_a_skip_names_no_attempt():
+    state, _ = scoped()
+    state, actions = one_task(state)
+    assert actions[0].kind == "record_done" and actions[0].dispatch_id == "t1-a1"
+    assert "reset_task" not in kinds(actions)
+    state, actions = plan(state, "skip", description="Colony save")
+    assert actions[0].kind == "record_done" and actions[0].dispatch_id == ""
 
 
 def test_events_parse_from_json_by_kind():

@@ -1,0 +1,274 @@
+"""A clean state per task: a passed task is a commit, a failed one is reset.
+
+Real git in real directories; the project's state machine is stepped by the
+Project's own handler (``advance``) on bus messages, as a worker would.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from django.db import transaction
+
+from artoo_web import bus, projectrepo, projects
+from artoo_web.handlers.projects import advance
+from artoo_web.models import Project, TaskCommit
+from roles.projects.contracts import ImplementationResult, QAVerdict
+from tests.unit.projects_script import plan, scoped
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = ["with space.txt", "-rf", "--help.py", "new\nline.txt", "sub dir/-x y"]
+
+
+@pytest.fixture(autouse=True)
+def roots(settings, tmp_path):
+    settings.WORKSPACE = tmp_path / "workspace"
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    settings.ARTOO_ALLOWED_PATHS = [allowed]
+    return allowed
+
+
+def sh(path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "safe.directory=*", "-C", str(path), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def tree(path) -> dict[str, str]:
+    """Return every file under ``path`` but .git, with its text."""
+    return {
+        str(p.relative_to(path)): p.read_text()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(path).parts
+    }
+
+
+def started(user, roots) -> Project:
+    """Return a project on a repository with two files, its task in hand."""
+    repo = roots / "app"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "main.py").write_text("print('hi')\n")
+    (repo / "-dash.txt").write_text("dash\n")
+    (repo / ".gitignore").write_text("*.log\n")
+    (repo / "user.log").write_text("the user's own log\n")
+    (repo / "empty").mkdir()
+    project = projects.create(user, "Add a flag", str(repo))
+    state, _ = plan(scoped()[0], description="Add the flag")
+    project.keep_state(state)
+    project.save()
+    return project
+
+
+def reply(project: Project, sender: str, type_: str, payload) -> None:
+    """Deliver one reply to the Project, as its worker would."""
+    with transaction.atomic():
+        msg = bus.send(None, sender, "Project", type_, payload, project=project)
+        advance(msg)
+
+
+def run_ended(project: Project, success: bool, files: list[str]) -> None:
+    result = ImplementationResult(files=files, result_summary="ran", success=success)
+    payload = {"request_id": project.state["awaiting"], "result": result}
+    reply(project, "Impl", "RunReply", payload)
+
+
+def judged(project: Project, passed: bool) -> None:
+    project.refresh_from_db()
+    verdict = QAVerdict(passed=passed, feedback="" if passed else "flag is wrong")
+    payload = {"request_id": project.state["awaiting"], "verdict": verdict}
+    reply(project, "QA", "QAReply", payload)
+
+
+def work(repo) -> None:
+    """Change a tracked file, delete one, and create new ones, hostile names too."""
+    (repo / "src" / "main.py").write_text("print('flag')\n")
+    (repo / "-dash.txt").unlink()
+    (repo / "sub dir").mkdir()
+    for name in HOSTILE:
+        (repo / name).write_text(f"made {name}\n")
+    (repo / "build.log").write_text("an ignored file the task made\n")
+
+
+def test_a_failed_task_is_reset_to_the_last_commit_and_its_diff_is_kept(user, roots):
+    project = started(user, roots)
+    repo = roots / "app"
+    before = tree(repo)
+    start = sh(repo, "rev-parse", "HEAD").strip()
+    work(repo)
+    run_ended(project, success=True, files=["src/main.py", *HOSTILE])
+    judged(project, passed=False)
+    # Tracked files restored, new files gone, ignored files (the user's and
+    # the task's) left alone, and no commit on the branch.
+    assert tree(repo) == {**before, "build.log": "an ignored file the task made\n"}
+    assert (repo / "empty").is_dir() and not (repo / "sub dir").exists()
+    assert sh(repo, "status", "--porcelain") == ""
+    assert sh(repo, "rev-parse", "HEAD").strip() == start
+    record = TaskCommit.objects.get(project=project)
+    assert (record.dispatch_id, record.task_id, record.kind) == (
+        "t1-a1",
+        "t1",
+        "discarded",
+    )
+    assert record.reason == "flag is wrong"
+    assert sorted(record.new_files) == sorted(HOSTILE)
+    assert "print('flag')" in record.diff and "-dash.txt" in record.diff
+    assert "new\nline.txt" in record.diff or '"new\\nline.txt"' in record.diff
+    # The whole attempt is still in the repository, on the last commit.
+    kept = sh(repo, "rev-parse", "refs/artoo/discarded/t1-a1").strip()
+    assert kept == record.commit
+    assert sh(repo, "rev-parse", f"{kept}^").strip() == start
+    assert sh(repo, "show", f"{kept}:-rf") == "made -rf\n"
+    assert sh(repo, "show", f"{kept}:sub dir/-x y") == "made sub dir/-x y\n"
+    assert project.messages.filter(type="ResetTask").count() == 1
+
+
+def test_the_retry_after_a_reset_commits_only_its_own_work(user, roots, client):
+    project = started(user, roots)
+    repo = roots / "app"
+    (repo / "wrong.py").write_text("wrong\n")
+    run_ended(project, success=False, files=["wrong.py"])
+    project.refresh_from_db()
+    assert not (repo / "wrong.py").exists()
+    state, _ = plan(project.load_state(), description="Add the flag again")
+    project.keep_state(state)
+    project.save()
+    work(repo)
+    run_ended(project, success=True, files=["src/main.py", *HOSTILE])
+    judged(project, passed=True)
+    head = sh(repo, "rev-parse", "HEAD").strip()
+    assert sh(repo, "log", "-1", "--format=%s") == "t1: Add the flag again\n"
+    assert sh(repo, "status", "--porcelain") == ""
+    changed = sh(repo, "show", "--name-only", "--format=", "HEAD").splitlines()
+    assert "wrong.py" not in changed and "-rf" in changed
+    done = TaskCommit.objects.get(project=project, kind="done")
+    assert (done.dispatch_id, done.commit) == ("t1-a2", head)
+    project.refresh_from_db()
+    assert project.last_commit == head
+    client.force_login(user)
+    page = client.get(f"/projects/{project.id}/").content.decode()
+    link = f"/projects/{project.id}/tasks/t1-a2"
+    assert link in page and head[:12] in page
+    assert f"/projects/{project.id}/tasks/t1-a1" in page  # the discarded attempt
+    shown = client.get(link)
+    assert shown.status_code == 200
+    text = shown.content.decode()
+    assert "t1: Add the flag again" in text and "+print(&#x27;flag&#x27;)" in text
+    assert "src/main.py" in text and "made -rf" in text
+
+
+def test_a_discarded_attempts_page_shows_its_kept_diff_and_new_files(
+    user, roots, client
+):
+    project = started(user, roots)
+    repo = roots / "app"
+    (repo / "<script>.txt").write_text("<script>alert(1)</script>\n")
+    run_ended(project, success=False, files=["<script>.txt"])
+    client.force_login(user)
+    text = client.get(f"/projects/{project.id}/tasks/t1-a1").content.decode()
+    assert "Discarded" in text and "refs/artoo/discarded/t1-a1" in text
+    assert (
+        "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "<script>alert" not in text
+    )
+    assert "<li><code>&lt;script&gt;.txt</code></li>" in text
+    # With the repository gone, the diff kept on the record is shown.
+    subprocess.run(["rm", "-rf", str(repo / ".git")], check=True)
+    text = client.get(f"/projects/{project.id}/tasks/t1-a1").content.decode()
+    assert "this is the diff kept" in text and "alert(1)" in text
+
+
+def test_another_users_task_page_is_404_and_an_anonymous_one_must_log_in(
+    user, other_user, roots, client
+):
+    project = started(user, roots)
+    (roots / "app" / "new.txt").write_text("x\n")
+    run_ended(project, success=False, files=["new.txt"])
+    url = f"/projects/{project.id}/tasks/t1-a1"
+    assert client.get(url).status_code == 302
+    client.force_login(other_user)
+    assert client.get(url).status_code == 404
+    client.force_login(user)
+    assert client.get(url).status_code == 200
+    assert client.get(f"/projects/{project.id}/tasks/t9-a1").status_code == 404
+
+
+def test_a_task_stopped_mid_run_is_reset_when_its_run_ends(user, roots):
+    project = started(user, roots)
+    repo = roots / "app"
+    before = tree(repo)
+    projects.cancel(project)
+    reply_cancel = project.messages.get(type="Cancel")
+    with transaction.atomic():
+        advance(reply_cancel)
+    project.refresh_from_db()
+    assert project.status == "cancelled"
+    # The stopped Run was still writing; its end discards what it wrote.
+    (repo / "late.txt").write_text("written while stopping\n")
+    run_ended(project, success=False, files=["late.txt"])
+    assert tree(repo) == before
+    record = TaskCommit.objects.get(project=project)
+    assert record.new_files == ["late.txt"] and "cancelled" in record.reason
+    project.refresh_from_db()
+    assert project.status == "cancelled" and project.state["awaiting"] == ""
+
+
+def test_a_commit_the_task_made_itself_is_dropped_from_the_branch(roots):
+    repo = roots / "repo"
+    (repo / "a.txt").parent.mkdir()
+    (repo / "a.txt").write_text("a\n")
+    projectrepo.prepare(repo)
+    start = projectrepo.head(repo)
+    (repo / "a.txt").write_text("changed\n")
+    sh(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "own")
+    (repo / "b.txt").write_text("b\n")
+    kept = projectrepo.discard(repo, "t1-a1", "t1-a1 (discarded)", start)
+    assert projectrepo.head(repo) == start
+    assert tree(repo) == {"a.txt": "a\n"}
+    assert kept.new_files == ["b.txt"] and "+changed" in kept.diff
+    # Redelivered: nothing left to discard, the same kept commit is found.
+    again = projectrepo.discard(repo, "t1-a1", "t1-a1 (discarded)", start)
+    assert again.commit == kept.commit
+    assert projectrepo.discard(repo, "t2-a1", "nothing", start) is None
+
+
+def test_a_file_an_attempt_hid_behind_a_new_ignore_rule_is_not_deleted(roots):
+    repo = roots / "repo"
+    repo.mkdir()
+    (repo / ".gitignore").write_text("*.log\n")
+    projectrepo.prepare(repo)
+    (repo / ".gitignore").write_text("*.log\nout.tmp\n")
+    (repo / "out.tmp").write_text("not kept anywhere\n")
+    (repo / "made.py").write_text("x = 1\n")
+    kept = projectrepo.discard(repo, "t1-a1", "discarded")
+    assert kept.new_files == ["made.py"]
+    assert (repo / ".gitignore").read_text() == "*.log\n"
+    assert not (repo / "made.py").exists()
+    assert (repo / "out.tmp").read_text() == "not kept anywhere\n"
+
+
+def test_a_directory_inside_another_repository_is_never_reset(roots):
+    outer = roots / "outer"
+    (outer / "inner").mkdir(parents=True)
+    projectrepo.prepare(outer)
+    (outer / "inner" / "x.txt").write_text("x\n")
+    with pytest.raises(projectrepo.DirectoryError, match="not the top"):
+        projectrepo.discard(outer / "inner", "t1-a1", "discarded")
+    assert (outer / "inner" / "x.txt").exists()
+    with pytest.raises(projectrepo.DirectoryError, match="cannot name"):
+        projectrepo.discard(outer, "../x", "discarded")
+
+
+def test_a_diff_is_cut_at_its_bound(roots, monkeypatch):
+    repo = roots / "repo"
+    repo.mkdir()
+    projectrepo.prepare(repo)
+    (repo / "big.txt").write_text("line\n" * 50_000)
+    monkeypatch.setattr(projectrepo, "SHOW_BYTES", 1000)
+    kept = projectrepo.discard(repo, "t1-a1", "discarded")
+    assert len(kept.diff) < 1100 and "cut at 1,000 bytes" in kept.diff
