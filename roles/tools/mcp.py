@@ -1,4 +1,4 @@
-"""MCP servers' tools offered beside the built-in ones (stdio servers only).
+"""MCP servers' tools offered beside the built-in ones.
 
 An operator declares servers in a small JSON file (``ARTOO_MCP_CONFIG``)::
 
@@ -16,12 +16,16 @@ annotated ``readOnlyHint`` is put to the operator before it runs.
 A streamable HTTP server already running on this machine's loopback is
 declared by its URL instead (``{"url": "http://127.0.0.1:8931/mcp"}``) and
 reached with the SDK's client (``roles.tools.mcp_http``), outside any sandbox.
+
+Discovery reads every page of ``tools/list`` up to ``MAX_PAGES`` pages and
+``MAX_TOOLS`` tools; a server past either is cut there, with a warning.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import jsonschema
-from mcp_types import ListToolsResult
+from mcp_types import ListToolsResult, Tool
 
 from roles.llm.client import ToolSpec
 from roles.tools import mcp_http, mcp_wire
@@ -43,6 +47,11 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$")
 SERVER_KEYS = {"command", "env", "paths"}
 HTTP_KEYS = {"url"}
+# A server that sends a cursor forever, or thousands of tools, is cut here.
+MAX_PAGES = 20
+MAX_TOOLS = 200
+
+log = logging.getLogger(__name__)
 
 
 class McpConfigError(ValueError):
@@ -168,42 +177,88 @@ def _strings(value: Any) -> bool:
 def discover(
     server: McpServer, run: Callable[[str], str], timeout_s: float = 30
 ) -> tuple[McpTool, ...]:
-    """Return the tools ``server`` lists; ``run`` runs a command, returns its output
-    (a stdio server's), ``timeout_s`` bounds an HTTP server's answer.
+    """Return the tools ``server`` lists, every page; ``run`` runs a command and
+    returns its output (a stdio server's), ``timeout_s`` bounds an HTTP server's
+    whole listing.
 
     Raises McpConfigError when the server does not answer or a tool's name
     cannot be offered.
     """
+    pages = ToolPages()
     try:
         if server.url:
-            listed = mcp_http.list_tools(server.url, timeout_s=timeout_s)
+            mcp_http.list_tools(server.url, pages.take, timeout_s=timeout_s)
         else:
-            result = mcp_wire.result_of(run(mcp_wire.list_command(server)))
-            listed = ListToolsResult.model_validate(result)
+            cursor = pages.take(_stdio_page(server, run, None))
+            while cursor is not None:
+                cursor = pages.take(_stdio_page(server, run, cursor))
     except (ToolError, ValueError) as err:
         raise McpConfigError(
             f"MCP server {server.name!r} lists no tools: {err}"
         ) from None
-    tools = []
-    for tool in listed.tools:
-        notes = tool.annotations
-        read_only = bool(notes and notes.read_only_hint)
-        made = McpTool(
-            server,
-            tool.name,
-            (tool.description or "").strip(),
-            tool.input_schema,
-            read_only=read_only,
-            destructive=notes.destructive_hint if notes else None,
+    if pages.cut:
+        log.warning(
+            "MCP server %r: tools/list cut: %s; %d tools offered",
+            server.name,
+            pages.cut,
+            len(pages.tools),
         )
-        if not TOOL_NAME.match(made.qualified):
-            raise McpConfigError(
-                f"MCP server {server.name!r}: tool {tool.name!r} cannot be offered as "
-                f"{made.qualified!r} (letters, digits, '_' and '-', 64 at most)"
-            )
-        tools.append(made)
+    tools = [_tool(server, tool) for tool in pages.tools]
     offered(tools, ())  # a server listing one name twice
     return tuple(tools)
+
+
+def _stdio_page(server: McpServer, run, cursor: str | None) -> ListToolsResult:
+    output = run(mcp_wire.list_command(server, cursor))
+    return ListToolsResult.model_validate(mcp_wire.result_of(output))
+
+
+@dataclass
+class ToolPages:
+    """The pages of one server's ``tools/list`` as they come, within the caps."""
+
+    tools: list[Tool] = field(default_factory=list)
+    pages: int = 0
+    cursors: set[str] = field(default_factory=set)
+    # Why the listing stopped before the server's last page ("" when it did not).
+    cut: str = ""
+
+    def take(self, page: ListToolsResult) -> str | None:
+        """Keep the page's tools; return the cursor to ask with next, or None."""
+        self.pages += 1
+        room = MAX_TOOLS - len(self.tools)
+        self.tools.extend(page.tools[:room])
+        cursor = page.next_cursor
+        if len(page.tools) > room:
+            self.cut = f"more than {MAX_TOOLS} tools listed"
+        elif cursor is None:
+            return None
+        elif cursor in self.cursors:
+            self.cut = f"the server sent the cursor {cursor[:40]!r} twice"
+        elif self.pages >= MAX_PAGES:
+            self.cut = f"still a next page after {MAX_PAGES} pages"
+        else:
+            self.cursors.add(cursor)
+            return cursor
+        return None
+
+
+def _tool(server: McpServer, tool: Tool) -> McpTool:
+    notes = tool.annotations
+    made = McpTool(
+        server,
+        tool.name,
+        (tool.description or "").strip(),
+        tool.input_schema,
+        read_only=bool(notes and notes.read_only_hint),
+        destructive=notes.destructive_hint if notes else None,
+    )
+    if not TOOL_NAME.match(made.qualified):
+        raise McpConfigError(
+            f"MCP server {server.name!r}: tool {tool.name!r} cannot be offered as "
+            f"{made.qualified!r} (letters, digits, '_' and '-', 64 at most)"
+        )
+    return made
 
 
 def offered(tools: Iterable[McpTool], builtin: Iterable[str]) -> dict[str, McpTool]:

@@ -9,7 +9,7 @@ question before a call not annotated read-only guards it (``roles.tools.mcp``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -18,9 +18,20 @@ from mcp_types import CallToolResult, ListToolsResult
 from roles.tools.errors import ToolError
 
 
-def list_tools(url: str, *, timeout_s: float) -> ListToolsResult:
-    """Return the first page of the tools the server at ``url`` lists."""
-    return _request(url, timeout_s, lambda client: client.list_tools())
+def list_tools(
+    url: str, take: Callable[[ListToolsResult], str | None], *, timeout_s: float
+) -> None:
+    """Give ``take`` each page of the tools the server at ``url`` lists, on one
+    connection, asking next with the cursor it returns until it returns None."""
+
+    async def pages(client) -> None:
+        cursor = None
+        while True:
+            cursor = take(await client.list_tools(cursor=cursor))
+            if cursor is None:
+                return
+
+    _request(url, timeout_s, pages)
 
 
 def call_tool(

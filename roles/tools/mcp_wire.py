@@ -36,6 +36,7 @@ from mcp_types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResponse,
+    PaginatedRequestParams,
 )
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -50,9 +51,11 @@ STDERR_MARK = "[mcp stderr]"
 _MESSAGE = TypeAdapter(JSONRPCMessage)
 
 
-def list_command(server: McpServer) -> str:
-    """Return the command that asks ``server`` for its tools (``tools/list``)."""
-    return _command(server, "tools/list", None)
+def list_command(server: McpServer, cursor: str | None = None) -> str:
+    """Return the command that asks ``server`` for its tools (``tools/list``),
+    the page after ``cursor`` when one is given."""
+    params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+    return _command(server, "tools/list", params)
 
 
 def call_command(server: McpServer, tool: str, args: Mapping[str, Any]) -> str:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from mcp_types import ListToolsResult
 
 from artoo_web.env import envmcp
 from roles.tools import Toolbox
 from roles.tools.errors import ToolError
-from roles.tools.mcp import McpServer, McpTool, discover, offered
+from roles.tools.mcp import McpServer, McpTool, ToolPages, discover, offered
 from roles.tools.mcp_wire import STDERR_MARK, render
 from roles.tools.specs import TOOL_SPECS
 
@@ -114,3 +115,14 @@ def test_a_server_listing_one_name_twice_is_refused():
     output = f"[exit code 0]\n{json.dumps(response)}\n{STDERR_MARK}\n"
     with pytest.raises(ValueError, match="two tools would be offered as 'mcp__s__a'"):
         discover(McpServer("s", ("x",)), lambda command: output)
+
+
+def test_a_server_sending_one_cursor_twice_is_cut_there():
+    page = ListToolsResult.model_validate(
+        {"tools": [{"name": "a", "inputSchema": {"type": "object"}}], "nextCursor": "p"}
+    )
+    pages = ToolPages()
+    assert pages.take(page) == "p"
+    assert pages.take(page) is None
+    assert pages.cut == "the server sent the cursor 'p' twice"
+    assert [tool.name for tool in pages.tools] == ["a", "a"]
