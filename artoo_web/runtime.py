@@ -249,6 +249,16 @@ def mcp_tools(sandbox: Sandbox | None, workspace: Path) -> tuple[McpTool, ...]:
     return tuple(tools)
 
 
+def run_mcp_tools(run: Run) -> tuple[McpTool, ...]:
+    """Return the MCP tools the run's Executor is offered: none without servers
+    or when its sandbox is broken."""
+    if not settings.ARTOO_MCP_SERVERS:
+        return ()
+    workspace = workspace_for(run)
+    sandbox, problem = sandbox_for(run, workspace)
+    return () if problem else mcp_tools(sandbox, workspace)
+
+
 def check_visible(server: McpServer) -> None:
     """Raise McpConfigError when a stdio server's program or a path it is shown
     lies where the sandbox hides everything (the checkout, the data dir), or

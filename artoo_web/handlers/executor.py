@@ -304,9 +304,7 @@ def toolbox_for(
             sandbox_error=sandbox_error,
             hidden_paths=runtime.hidden_paths(),
             fetch_local=settings.ARTOO_SANDBOX_NETWORK == "host",
-            mcp_tools=runtime.mcp_tools(sandbox, workspace)
-            if not sandbox_error
-            else (),
+            mcp_tools=runtime.run_mcp_tools(run),
         ),
         approve=(lambda ask: False) if refuse else Operator(pending, approved),
         cancelled=cancelled,

@@ -50,8 +50,13 @@ def memory_query(run: Run, state) -> MemoryQuery:
     return MemoryQuery(
         task_id=run.task_id or "task",
         intent=state.spec.intent if state.spec else "",
-        tools=[t for t in TOOL_SPECS if t not in blocked_tools],
+        tools=[t for t in tool_names(run) if t not in blocked_tools],
     )
+
+
+def tool_names(run: Run) -> list[str]:
+    """Return the tools R3 may be offered in this run: built-in, then MCP."""
+    return [*TOOL_SPECS, *(tool.qualified for tool in runtime.run_mcp_tools(run))]
 
 
 def plan_with_recall(msg: BusMessage) -> None:
@@ -97,6 +102,7 @@ def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> N
     """Call R2, then send the manifest and every SubTask in one transaction."""
     state = run.load_state()
     blocked_tools, _ = state.blocked()
+    off = {*blocked_tools, *runtime.unavailable_tools()}
     try:
         result = planner.plan(
             state.spec,
@@ -106,11 +112,7 @@ def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> N
             previous_outcomes=state.previous_outcomes(),
             today=runtime.today(),
             id_factory=runtime.new_id,
-            available_tools=[
-                t
-                for t in TOOL_SPECS
-                if t not in blocked_tools and t not in runtime.unavailable_tools()
-            ],
+            available_tools=[t for t in tool_names(run) if t not in off],
         )
     except LLMCancelled:
         return

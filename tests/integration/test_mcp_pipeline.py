@@ -19,16 +19,19 @@ import mcp
 import pytest
 
 from artoo_web import runs, runtime
+from artoo_web.handlers import planner
 from artoo_web.models import Approval, BusMessage
 from roles.tools.mcp import McpConfigError, McpServer
 from roles.tools.sandbox import remove_tree
 from tests.conftest import wait_until
+from tests.integration.roles.test_planner import directive
 from tests.integration.test_approval_parking_llm import Executor, scripted
 from tests.integration.test_pipeline_offline import finished
 from tests.llm_server import ToolCallSpec
 
 pytestmark = pytest.mark.slow
 
+COUNT = "mcp__notes__count_lines"
 DELETE = "mcp__notes__delete_file"
 CALLS = [ToolCallSpec(name=DELETE, arguments={"path": "notes.txt"}, id="m1")]
 
@@ -109,6 +112,38 @@ def test_an_approved_mcp_tool_is_asked_again_for_its_effect_then_applied(
     assert not (workspace / "notes.txt").exists()
     assert answered["tool_call_id"] == "m1"
     assert answered["content"] == "deleted notes.txt"
+
+
+def test_the_planner_is_told_the_mcp_tools_the_executor_gets(
+    celery_worker, user, monkeypatch, settings, server
+):
+    settings.ARTOO_MCP_SERVERS = (server,)
+    count = [ToolCallSpec(name=COUNT, arguments={"path": "notes.txt"}, id="c1")]
+    executor = Executor(count, "notes.txt has 1 lines")
+    with scripted(monkeypatch, executor, "ok-step count the notes") as model:
+        run = executor.run = runs.submit(user, "count the lines of the notes")
+        executor.submitted.set()
+        run = finished(run, timeout=90)
+        system = model.requests_for("R2")[0].messages[0]["content"]
+        # R3's second turn opens with what the MCP tool answered.
+        answered = model.requests_for("R3")[1].messages[-1]
+    [told] = [line for line in system.splitlines() if "Executors have" in line]
+    assert "shell" in told
+    assert all(name in told for name in (COUNT, DELETE, "mcp__notes__touch_file"))
+    query = BusMessage.objects.get(run=run, type="MemoryQuery")
+    assert {COUNT, DELETE} <= set(query.payload["tools"])
+    assert answered["content"] == "notes.txt has 1 lines"
+
+
+def test_an_mcp_tool_ggs_blocked_is_left_out_of_the_planners_tools(
+    run, settings, server
+):
+    settings.ARTOO_MCP_SERVERS = (server,)
+    state = run.load_state()
+    state.directive = directive(tools=[DELETE])
+    tools = planner.memory_query(run, state).tools
+    assert COUNT in tools
+    assert DELETE not in tools
 
 
 def test_a_server_installed_where_the_sandbox_hides_is_refused_clearly(settings):
