@@ -10,6 +10,37 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 
 QUEUE_KEYS = ("pipeline", "memory", "unacked", "unacked_index", "unacked_mutex")
+# The only workspace a session clears: the test data dir's (tests/settings.py).
+TEST_WORKSPACE = Path(__file__).resolve().parent.parent / ".artoo/test/workspace"
+
+
+def pytest_configure(config):
+    """Clear the test workspace once, before the session's first test.
+
+    A session cut short leaves ``user-N`` directories behind, and the next
+    session's fresh database gives its users the same ids. An xdist worker
+    leaves this to the controller, which runs it before it starts the workers.
+    """
+    if hasattr(config, "workerinput"):
+        return
+    from django.conf import settings
+
+    clear_workspace(settings.WORKSPACE)
+
+
+def clear_workspace(workspace: Path, test_area: Path = TEST_WORKSPACE) -> bool:
+    """Empty ``workspace`` when it is ``test_area``, and say whether it was."""
+    from roles.tools.sandbox import remove_tree
+
+    if Path(workspace).resolve() != test_area.resolve() or not test_area.is_dir():
+        return False
+    for entry in test_area.iterdir():
+        # remove_tree would open up test_area itself to unlink a top-level link.
+        if entry.is_dir() and not entry.is_symlink():
+            remove_tree(entry)
+        else:
+            entry.unlink()
+    return True
 
 
 @pytest.fixture(scope="session")
