@@ -78,13 +78,19 @@ def programs(command: str) -> list[str]:
 
 
 def check_write(
-    path: str, *, exists: Exists = os.path.exists, cwd: str | None = None
+    path: str,
+    *,
+    exists: Exists = os.path.exists,
+    cwd: str | None = None,
+    tool: str = "write_file",
 ) -> str | None:
-    """Return the Law 1 reason to gate write_file onto ``path``, or None."""
+    """Return the Law 1 reason to gate a file tool's write onto ``path``
+    (``apply_edit`` changes the file, the others overwrite it), or None."""
     if not isinstance(path, str) or not path.strip():
-        raise ValueError("write_file needs a non-empty path")
+        raise ValueError(f"{tool} needs a non-empty path")
     if _is_existing_file(path, exists, cwd):
-        return f"write_file would overwrite existing file: {path}"
+        verb = "change" if tool == "apply_edit" else "overwrite"
+        return f"{tool} would {verb} existing file: {path}"
     return None
 
 

@@ -35,8 +35,11 @@ TARGET_LIMIT = 120
 EXIT_LINE = re.compile(r"^\[exit code (-?\d+)\]\n?")
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+# The file tools that show a file's text, and those that write one.
+READ_TOOLS = ("read_file", "read_file_lines")
+WRITE_TOOLS = ("write_file", "create_file", "apply_edit")
 # Tools whose failures are raised as ``ERROR: …``: their other output is data.
-DATA_TOOLS = ("read_file", "write_file", "glob", "search", "fetch_url")
+DATA_TOOLS = (*READ_TOOLS, *WRITE_TOOLS, "glob", "search", "fetch_url")
 _ECHO = re.compile(r"^\s*(?:echo|printf)\b[^$`|<>;&()\n\\]*$")
 # Inside single quotes the shell expands nothing: `, $, | and ; are text there.
 SINGLE_QUOTED = re.compile(r"'[^']*'")

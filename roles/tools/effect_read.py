@@ -16,6 +16,7 @@ from roles.tools.beneath import Root
 OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
 DIFF_MAX_BYTES = 64 * 1024
 DIFF_MAX_LINES = 80
+DIFF_LINE_CHARS = 400
 
 
 def tree_size(root: Root, rel: str) -> tuple[int, int]:
@@ -58,15 +59,18 @@ def diff(real: Root, upper: Root, rel: str) -> str:
         return ""
     if b"\x00" in before or b"\x00" in after:
         return ""
-    lines = list(
-        difflib.unified_diff(
-            before.decode("utf-8", "replace").splitlines(),
-            after.decode("utf-8", "replace").splitlines(),
-            "before",
-            "after",
-            lineterm="",
+    return unified(before.decode("utf-8", "replace"), after.decode("utf-8", "replace"))
+
+
+def unified(before: str, after: str) -> str:
+    """Return the unified diff of two texts, cut after ``DIFF_MAX_LINES`` lines
+    of ``DIFF_LINE_CHARS`` characters."""
+    lines = [
+        line if len(line) <= DIFF_LINE_CHARS else line[:DIFF_LINE_CHARS] + "…"
+        for line in difflib.unified_diff(
+            before.splitlines(), after.splitlines(), "before", "after", lineterm=""
         )
-    )
+    ]
     if len(lines) > DIFF_MAX_LINES:
         lines = lines[:DIFF_MAX_LINES] + [f"… {len(lines) - DIFF_MAX_LINES} more"]
     return "\n".join(lines)

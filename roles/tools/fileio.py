@@ -1,9 +1,10 @@
 """Reading and writing one file for the file tools, beneath its allowed root.
 
-``read_file`` and ``write_file`` run in the worker, as root when it is. The path
+The file tools (``read_file``, ``read_file_lines``, ``write_file``,
+``create_file``, ``apply_edit``) run in the worker, as root when it is. The path
 they are given was resolved and confined (``files.resolve_confined``), but a
 directory on its way may be swapped for a symlink before the file is opened:
-both reach the path beneath the innermost allowed root that holds it
+each reaches the path beneath the innermost allowed root that holds it
 (``roles.tools.beneath``), so such a swap is refused and nothing is read or
 written elsewhere. A write is made with the rights of the root's owner.
 """
@@ -39,10 +40,9 @@ def _moved(path: Path, verb: str) -> ToolError:
     )
 
 
-def read_text(
-    path: Path, *, limit: int = READ_LIMIT, roots: Sequence[Path] = ()
-) -> str:
-    """Return up to ``limit`` bytes of a text file, noting any truncation."""
+def open_file(path: Path, roots: Sequence[Path] = (), tool: str = "read_file"):
+    """Return a binary file object of the regular file ``path``, opened
+    beneath its root, or raise ToolError naming ``tool``."""
     root, rel = beneath(path, roots)
     try:
         with Root(root) as top:
@@ -53,16 +53,23 @@ def read_text(
         raise ToolError(f"no such file: {path}") from None
     except OSError as err:
         raise ToolError(f"cannot read {path}: {err.strerror or err}") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
         # A directory opens for reading, but a file object refuses it.
-        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise ToolError(
-            f"{path} is {what}; read_file reads a file (glob or ls lists a directory)"
+            f"{path} is {what}; {tool} reads a file (glob or ls lists a directory)"
         )
-    with os.fdopen(fd, "rb") as handle:
-        size = info.st_size
+    return os.fdopen(fd, "rb")
+
+
+def read_text(
+    path: Path, *, limit: int = READ_LIMIT, roots: Sequence[Path] = ()
+) -> str:
+    """Return up to ``limit`` bytes of a text file, noting any truncation."""
+    with open_file(path, roots) as handle:
+        size = os.fstat(handle.fileno()).st_size
         try:
             data = handle.read(limit + 1)
         except OSError as err:
@@ -76,11 +83,12 @@ def read_text(
 
 
 def write_text(
-    path: Path, content: str, *, roots: Sequence[Path] = ()
+    path: Path, content: str, *, roots: Sequence[Path] = (), create: bool = False
 ) -> tuple[str, list | None, bool]:
     """Write ``content`` to ``path`` beneath its root as the root's owner,
     creating parent directories; return the message, the content mark
-    written and whether the file was made."""
+    written and whether the file was made. With ``create``, a path that
+    exists (whatever it is) is refused and left as it was."""
     if not isinstance(content, str):
         raise ToolError("content must be a string")
     data = content.encode("utf-8")
@@ -88,7 +96,7 @@ def write_text(
     try:
         with Root(root) as top, as_owner(*top.owner):
             _parents(top, rel)
-            fd, created = _open_for_write(top, rel, path)
+            fd, created = _open_for_write(top, rel, path, create)
             try:
                 view = memoryview(data)
                 while view:
@@ -107,6 +115,14 @@ def write_text(
     return written, mark if st.st_nlink == 1 else None, created
 
 
+def exists(path: Path) -> str:
+    """Return create_file's refusal of a path that is there."""
+    return (
+        f"{path} already exists; create_file makes new files only, nothing was "
+        "written (apply_edit changes it, write_file replaces it)"
+    )
+
+
 def _parents(top: Root, rel: str) -> list[str]:
     """Make the missing directories above ``rel``; return those made."""
     made, parts = [], rel.split("/")[:-1]
@@ -118,11 +134,15 @@ def _parents(top: Root, rel: str) -> list[str]:
     return made
 
 
-def _open_for_write(top: Root, rel: str, path: Path) -> tuple[int, bool]:
+def _open_for_write(
+    top: Root, rel: str, path: Path, create: bool = False
+) -> tuple[int, bool]:
     flags = os.O_WRONLY | os.O_NONBLOCK
     try:
         return top.open(rel, flags | os.O_CREAT | os.O_EXCL, 0o644), True
     except FileExistsError:
+        if create:
+            raise ToolError(exists(path)) from None
         fd = top.open(rel, flags)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)

@@ -1,5 +1,5 @@
-"""The file tools as a toolbox runs them: ``glob``, ``read_file`` and the path
-checks of ``write_file``.
+"""The file tools as a toolbox runs them: ``glob``, ``read_file``,
+``read_file_lines`` and the path checks of the writing ones (``roles.tools.edits``).
 
 A path is confined to the workspace and the allowed paths
 (``files.resolve_confined``), a hidden path outside the workspace is refused,
@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from roles.tools import files, shell_hints
+from roles.claims.evidence import READ_TOOLS, WRITE_TOOLS
+from roles.tools import files, lines, shell_hints
 from roles.tools.access import READ, SEARCH, WRITE, Access
 from roles.tools.errors import ToolError
 
@@ -58,13 +59,15 @@ class FileTools:
         return resolved
 
     def check(self, name: str, args: dict) -> None:
-        """Refuse a read or write the sandbox's uid could not make."""
-        if name not in ("read_file", "write_file"):
+        """Refuse a read or write the sandbox's uid could not make (an edit
+        needs both)."""
+        if name not in (*READ_TOOLS, *WRITE_TOOLS):
             return
         path = self.path(args["path"])
-        if name == "write_file":
+        if name in WRITE_TOOLS:
             self.access.check(path, WRITE)
-            return
+            if name != "apply_edit":
+                return
         try:
             self.access.check(path, READ)
         except ToolError as err:
@@ -90,12 +93,25 @@ class FileTools:
             raise ToolError(self._not_found(path))
         return files.read_text(path, limit=limit, roots=self.roots)
 
+    def read_lines(self, args: dict) -> str:
+        """Run ``read_file_lines``: the numbered lines of the asked span."""
+        start, end = lines.span(args)
+        path = self.path(args["path"])
+        if not path.exists():
+            raise ToolError(self._not_found(path))
+        shown = files.shown(path, self.workspace)
+        return lines.read_lines(path, shown, start, end, self.roots)
+
+    def missing(self, path: Path) -> str:
+        """Return the error of a missing file, naming files to use instead."""
+        return self._not_found(path)
+
     def elsewhere(self, name: str, args: Any) -> str:
         """Return "; files named … under …" when a refused read names a missing
         file or one the run's user may not read: a blocked path may have a copy
         elsewhere that the run can read."""
         path = args.get("path") if isinstance(args, dict) else None
-        if name != "read_file" or not isinstance(path, str):
+        if name not in READ_TOOLS or not isinstance(path, str):
             return ""
         try:
             resolved = self.path(path)

@@ -1,7 +1,8 @@
 """Law 1 for one toolbox: what it puts to the operator, and the answer applied.
 
 Without a sandbox ``gate`` asks before a shell command the syntactic check of
-``roles.safety`` flags, or a ``write_file`` onto an existing file. With one,
+``roles.safety`` flags; either way it asks before a ``write_file`` or
+``apply_edit`` onto an existing file, showing the diff. With one,
 ``judge`` puts a sandboxed command's destructive effect to the operator before
 applying it (``roles.tools.effect``); ``hidden_notes`` says why a failed command
 could not see a path the sandbox hides.
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from roles.claims.evidence import WRITE_TOOLS
 from roles.safety import check_shell, check_write
 from roles.tools.effect import EffectConflict, apply_effect
 from roles.tools.effect_pending import pending_call, pending_effect, sandbox_run
@@ -59,21 +61,23 @@ class Law1:
     # The content marks of the files the run wrote (filled as it goes).
     made: Made = field(default_factory=Made)
 
-    def gate(self, name: str, args: dict) -> str | None:
-        """Return the Law 1 denial text, or None when the call may run."""
+    def gate(self, name: str, args: dict, changes: tuple[dict, ...] = ()) -> str | None:
+        """Return the Law 1 denial text, or None when the call may run;
+        ``changes`` (a file tool's change, with its diff) are shown when asked."""
         if name == "shell":
             command = args["command"]
             reason = check_shell(command, cwd=str(self.workspace))
-        elif name == "write_file":
+        elif name in WRITE_TOOLS:
             path = self.resolve(args["path"])
-            command = f"write_file {path}"
+            command = f"{name} {path}"
             own = self.made.is_own(str(path))
-            reason = None if own else check_write(str(path))
+            reason = None if own else check_write(str(path), tool=name)
         else:
             return None
         if reason is None:
             return None
-        approved = self._ask(ApprovalAsk(name, command, dict(args), reason))
+        ask = ApprovalAsk(name, command, dict(args), reason, changes)
+        approved = self._ask(ask)
         return None if approved else f"[LAW1] {reason} — denied by the operator"
 
     def ask_first(self, ask: ApprovalAsk) -> str | None:

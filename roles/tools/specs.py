@@ -19,12 +19,17 @@ TARGET_KEYS = ("query", "command", "path", "url")
 
 
 def _spec(
-    name: str, description: str, optional: tuple[str, ...] = (), **props: str
+    name: str,
+    description: str,
+    optional: tuple[str, ...] = (),
+    numbers: tuple[str, ...] = (),
+    **props: str,
 ) -> ToolSpec:
     schema = {
         "type": "object",
         "properties": {
-            k: {"type": "string", "description": v} for k, v in props.items()
+            k: {"type": "integer" if k in numbers else "string", "description": v}
+            for k, v in props.items()
         },
         "required": [k for k in props if k not in optional],
     }
@@ -49,11 +54,33 @@ TOOL_SPECS: dict[str, ToolSpec] = {
         ),
         _spec("read_file", "Return a text file's contents.", path="File path."),
         _spec(
+            "read_file_lines",
+            "Return lines start to end of a text file, each as 'L<n>: text'.",
+            (),
+            ("start", "end"),
+            path="File path.",
+            start="First line, from 1.",
+            end="Last line (at most 200 a call).",
+        ),
+        _spec(
             "write_file",
             "Write text to a file (relative paths go into the workspace; parent "
             "directories are created).",
             path="File path.",
             content="The full text to write.",
+        ),
+        _spec(
+            "create_file",
+            "Create a new file; fails if the path exists.",
+            path="File path.",
+            content="The full text.",
+        ),
+        _spec(
+            "apply_edit",
+            "Replace the one occurrence of old in a file with new.",
+            path="File path.",
+            old="Exact text now in the file, without line numbers.",
+            new="Text to put in its place.",
         ),
         _spec(
             "search",
@@ -89,6 +116,8 @@ def refuse(
         raise ToolError(f"{name} arguments must be a JSON object")
     schema = TOOL_SPECS[name].parameters if name in TOOL_SPECS else {"required": []}
     for key in schema["required"]:
+        if schema["properties"][key]["type"] == "integer":
+            continue  # a number or its digits: the tool reads it
         if not isinstance(args.get(key), str):
             raise ToolError(f"{name} needs a string argument {key!r}")
     if name == SHELL:

@@ -12,8 +12,9 @@ against a copy-on-write view of its writable paths, and what it deleted,
 truncated, overwrote or re-permissioned of files that existed before is put to
 the operator (the exact list) before it reaches the real files; created files
 are applied at once. Without a sandbox (``ARTOO_SANDBOX=off``) the syntactic
-gate of ``roles.safety`` asks before the command runs. ``write_file`` onto an
-existing file asks before writing either way.
+gate of ``roles.safety`` asks before the command runs. ``write_file`` or
+``apply_edit`` onto an existing file asks before writing either way, with the
+diff (``roles.tools.edits``).
 
 A command parked on the operator (``approve`` raised ToolPaused) is not run
 again: given the answer (``settle``), the re-made call settles its effect.
@@ -33,10 +34,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from roles.claims.evidence import first_target, format_evidence
+from roles.claims.evidence import (
+    READ_TOOLS,
+    WRITE_TOOLS,
+    first_target,
+    format_evidence,
+)
 from roles.llm.client import ToolSpec
-from roles.tools import files, web
+from roles.tools import web
 from roles.tools.access import for_policy
+from roles.tools.edits import Writes
 from roles.tools.errors import ToolError, ToolPaused
 from roles.tools.filetools import FileTools
 from roles.tools.law1 import ApprovalAsk, Law1
@@ -117,6 +124,7 @@ class Toolbox:
             is_cancelled=self.is_cancelled,
             resolve=self.files.path,
         )
+        self.writes = Writes(self.files, self._law1, self.spoiled)
 
     @property
     def made(self) -> Made:
@@ -152,7 +160,7 @@ class Toolbox:
                 raise ToolError(f"{err}{self.files.elsewhere(name, args)}") from None
             self.memory.check(name, args)
             self.files.check(name, args)
-            if name == "read_file":
+            if name in (*READ_TOOLS, "apply_edit"):
                 spoiled = self.spoiled.refused_read(self.files.path(args["path"]))
                 if spoiled:
                     raise ToolError(spoiled)
@@ -160,6 +168,8 @@ class Toolbox:
                 output = self._mcp(self.mcp[name], args)
             elif name == "shell" and (self.sandbox or self.config.sandbox_error):
                 output = self._sandboxed_shell(args)
+            elif name in WRITE_TOOLS:
+                output = self.writes.call(name, args)
             else:
                 output = self._law1.gate(name, args)
                 if output is None:
@@ -202,8 +212,8 @@ class Toolbox:
             return self.files.glob(args)
         if name == "read_file":
             return self.files.read(args, config.read_max_bytes)
-        if name == "write_file":
-            return self._write(self.files.path(args["path"]), args["content"])
+        if name == "read_file_lines":
+            return self.files.read_lines(args)
         return web.call(name, args, config, local_ok=self.fetch_local)
 
     def _shell(self, command: str) -> str:
@@ -278,16 +288,6 @@ class Toolbox:
         finally:
             if done is not None:
                 done.discard()
-
-    def _write(self, path: Path, content: str) -> str:
-        own = self.made.is_own(str(path))
-        # Written as the root's owner: later commands write it as that owner
-        # too (their own uid in the workspace, an idmapped view elsewhere).
-        output, mark, created = files.write_text(path, content, roots=self.roots)
-        self.spoiled.wrote(path)
-        if created or own:
-            self.made.wrote_file(str(path), mark)
-        return output
 
     def _record(self, name: str, args: Any, output: str, *, error: bool = False):
         safe_args = args if isinstance(args, dict) else {"args": args}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 
 import pytest
@@ -104,6 +105,52 @@ def test_the_resumed_executor_carries_on_its_conversation(
         'shell: {"command": "cat notes.txt"}',
         'shell: {"command": "rm notes.txt"}',
     ]
+
+
+class Editor(Executor):
+    """Seed notes.txt as the run's own files are owned: the sandbox's user may
+    write it, as it may write a file a command of the run made."""
+
+    def __call__(self, request) -> Step | str:
+        step = super().__call__(request)
+        notes = runtime.workspace_for(self.run) / "notes.txt"
+        folder = notes.parent.stat()
+        if os.geteuid() == 0 and notes.stat().st_uid != folder.st_uid:
+            os.chown(notes, folder.st_uid, folder.st_gid)
+        return step
+
+
+EDIT_CALLS = [
+    ToolCallSpec(
+        name="apply_edit",
+        arguments={"path": "notes.txt", "old": "seed", "new": "grown"},
+        id="e1",
+    ),
+]
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_an_edit_of_a_file_that_was_there_parks_with_its_diff(
+    celery_worker, user, monkeypatch, decision
+):
+    executor = Editor(EDIT_CALLS, "notes.txt was edited")
+    with scripted(monkeypatch, executor, "ok-step edit the notes"):
+        run = executor.run = runs.submit(user, "edit the notes")
+        executor.submitted.set()
+        approval = wait_until(
+            lambda: Approval.objects.filter(run=run, status="pending").first(),
+            timeout=60,
+        )
+        notes = runtime.workspace_for(run) / "notes.txt"
+        assert approval.tool == "apply_edit"
+        assert approval.command == f"apply_edit {notes}"
+        (change,) = approval.changes
+        assert change["diff"].splitlines()[-2:] == ["-seed", "+grown"]
+        assert notes.read_bytes() == b"seed\n"
+        runs.decide_approval(run, approval.id, decision, user)
+        finished(run, timeout=90)
+    assert notes.read_bytes() == (b"grown\n" if decision == "approve" else b"seed\n")
+    assert Approval.objects.filter(run=run).count() == 1
 
 
 OWN_CALLS = [

@@ -309,7 +309,7 @@ def test_read_and_write_file_never_pass_a_symlink_swapped_in(
     with pytest.raises(ToolError, match="symlink or mount point appeared"):
         files.read_text(path, roots=toolbox.roots)
     with pytest.raises(ToolError, match="nothing was written"):
-        toolbox._write(path, "pwned\n")
+        toolbox.writes.write(path, "pwned\n")
     with pytest.raises(ToolError, match="outside the workspace"):
         toolbox.call("read_file", {"path": "d/note.txt"})
 

@@ -29,7 +29,10 @@ def test_specs_list_every_tool_with_a_json_schema(tmp_path):
         "shell",
         "glob",
         "read_file",
+        "read_file_lines",
         "write_file",
+        "create_file",
+        "apply_edit",
         "search",
         "fetch_url",
     }

@@ -91,7 +91,16 @@ def test_the_prompt_carries_the_subtask_workspace_and_tools(llm_server, workspac
     assert task["success_criteria"] == ["the line count is reported", "exit status 0"]
     assert task["context"] == "notes.txt is in the workspace"
     names = [t["function"]["name"] for t in request.tools]
-    assert names == ["shell", "glob", "read_file", "write_file", "fetch_url"]
+    assert names == [
+        "shell",
+        "glob",
+        "read_file",
+        "read_file_lines",
+        "write_file",
+        "create_file",
+        "apply_edit",
+        "fetch_url",
+    ]
 
 
 def test_the_correction_and_prior_outputs_are_in_the_prompt(llm_server, workspace):
@@ -385,6 +394,33 @@ def test_law1_denial_is_what_the_model_sees_and_nothing_is_deleted(
     assert len(llm_server.requests) == 2  # a denial is final: not sent back
 
 
+def test_the_model_reads_lines_and_edits_one_and_law1_asks_with_the_diff(
+    llm_server, workspace
+):
+    lines = {"path": "notes.txt", "start": 2, "end": 3}
+    edit = {"path": "notes.txt", "old": "b\n", "new": "beta\n"}
+    llm_server.reply("R3", tool_calls=[("read_file_lines", lines)])
+    llm_server.reply("R3", tool_calls=[("apply_edit", edit)])
+    llm_server.reply("R3", DONE)
+    asks = []
+    toolbox = Toolbox(workspace, approve=lambda ask: asks.append(ask) or True)
+    result = run(llm_server, workspace, toolbox=toolbox).result
+    assert llm_server.requests[1].messages[-1]["content"] == (
+        "[notes.txt: lines 2-3 of 3]\nL2: b\nL3: c"
+    )
+    assert (
+        llm_server.requests[2]
+        .messages[-1]["content"]
+        .startswith("replaced 1 occurrence at line 2; wrote 9 bytes to ")
+    )
+    assert (workspace / "notes.txt").read_text() == "a\nbeta\nc\n"
+    assert "-b\n+beta" in asks[0].changes[0]["diff"]
+    assert [e.split(":", 1)[0] for e in result.tool_calls] == [
+        "read_file_lines",
+        "apply_edit",
+    ]
+
+
 def test_the_json_tool_protocol_works_too(llm_server, workspace):
     call = {"action": "tool", "tool": "shell", "args": {"command": "echo hi"}}
     llm_server.reply("R3", json.dumps(call))
@@ -436,7 +472,15 @@ def test_a_tool_the_server_cannot_offer_is_not_offered_nor_called_blocked_by_ggs
     blocked = system.split("Blocked by GGS (do not try): ", 1)[1].split(".", 1)[0]
     assert "search" not in blocked and "fetch" not in blocked and "awk" in blocked
     names = [t["function"]["name"] for t in request.tools]
-    assert names == ["shell", "glob", "read_file", "write_file"]
+    assert names == [
+        "shell",
+        "glob",
+        "read_file",
+        "read_file_lines",
+        "write_file",
+        "create_file",
+        "apply_edit",
+    ]
     with pytest.raises(ToolError, match="'fetch_url' is not available on this server"):
         toolbox.call("fetch_url", {"url": "http://127.0.0.1:9/"})
 
