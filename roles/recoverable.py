@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 from roles.claims.deletions import deleting_command
-from roles.claims.evidence import parse_evidence, split_exit_code
+from roles.claims.evidence import READ_TOOLS, parse_evidence, split_exit_code
 
 TEMPFAIL = 75
 TRANSIENT = re.compile(
@@ -74,7 +74,7 @@ def namesakes(tool_calls: Iterable[str]) -> tuple[str, str]:
         path, named = _shell_namesakes(calls[-1].output)
         # A file the attempt deleted is missing on purpose.
         return ("", "") if deleting_command(path, tool_calls) else (path, named)
-    if not calls or calls[-1].tool != "read_file":
+    if not calls or calls[-1].tool not in READ_TOOLS:
         return "", ""
     last = calls[-1]
     said = last.output.strip()

@@ -41,7 +41,12 @@ from roles.claims.command_queries import (
     runs,
 )
 from roles.claims.command_queries import looks_for as selects_with
-from roles.claims.evidence import ToolCall, parse_evidence, split_exit_code
+from roles.claims.evidence import (
+    READ_TOOLS,
+    ToolCall,
+    parse_evidence,
+    split_exit_code,
+)
 from roles.claims.question_words import (
     ALL_LINES,
     SOME_LINES,
@@ -188,7 +193,7 @@ def _one_read(entries: Iterable[str]) -> str:
     paths = []
     for entry in entries:
         call = parse_evidence(entry)
-        path = call.args.get("path") if call and call.tool == "read_file" else None
+        path = call.args.get("path") if call and call.tool in READ_TOOLS else None
         if isinstance(path, str) and path.strip() and path not in paths:
             paths.append(path)
     return paths[0] if len(paths) == 1 else ""

@@ -24,7 +24,12 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from roles.claims.evidence import ToolCall, parse_evidence, split_exit_code
+from roles.claims.evidence import (
+    WRITE_TOOLS,
+    ToolCall,
+    parse_evidence,
+    split_exit_code,
+)
 
 # The scripts to run are those named in a sentence that says run or execute
 # ("Step 1: Read utils.py. Step 2: Run main.py." asks to run main.py only).
@@ -122,7 +127,7 @@ def _runs(call: ToolCall, name: str, *, own: bool = False) -> bool:
 
 
 def _writes(call: ToolCall, name: str) -> bool:
-    if call.tool == "write_file":
+    if call.tool in WRITE_TOOLS:
         path = call.args.get("path")
         return isinstance(path, str) and PurePosixPath(path).name == name
     command = call.args.get("command") if call.tool == "shell" else None

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable
 
 from roles.claims.evidence import (
+    WRITE_TOOLS,
     ToolCall,
     first_target,
     is_failed_call,
@@ -114,7 +115,7 @@ def _written_paths(outcome: SubTaskOutcome) -> set[str]:
         if call is None:
             continue
         path, command = call.args.get("path"), call.args.get("command")
-        if call.tool == "write_file" and isinstance(path, str) and path.strip():
+        if call.tool in WRITE_TOOLS and isinstance(path, str) and path.strip():
             paths.add(path.strip())
         elif call.tool == "shell" and isinstance(command, str):
             paths.update(_REDIRECT.findall(command))

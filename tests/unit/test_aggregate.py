@@ -281,6 +281,17 @@ def test_the_line_count_command_needs_exactly_one_file_read_and_quotes_it():
     assert line_count_command("How many lines does it have?", [AWK]) == ""
 
 
+def test_a_span_read_with_read_file_lines_is_the_file_read():
+    lines = format_evidence(
+        "read_file_lines",
+        {"path": "/srv/notes.txt", "start": 1, "end": 2},
+        "[/srv/notes.txt: lines 1-2 of 9]\nL1: a\nL2: b",
+    )
+    assert line_count_command("How many lines does it have?", [lines]) == (
+        "wc -l /srv/notes.txt"
+    )
+
+
 def test_an_invented_line_count_is_told_the_command_on_the_file_read():
     reason = judged(
         "Read the file and count its lines.",

@@ -150,6 +150,19 @@ def test_running_a_file_the_subtask_wrote_is_not_blocked_when_the_file_is_wrong(
     assert out.blocked_targets == ["python /w/other.py"]
 
 
+def test_running_a_file_the_subtask_created_or_edited_is_not_blocked():
+    made = format_evidence(
+        "create_file", {"path": "/w/a.py", "content": "x"}, "wrote 1 bytes"
+    )
+    edit = format_evidence(
+        "apply_edit", {"path": "/w/b.py", "old": "x", "new": "y"}, "replaced 1"
+    )
+    ran_a = shell("python /w/a.py", "[exit code 1]\nNameError: name 'x'")
+    ran_b = shell("python /w/b.py", "[exit code 1]\nNameError: name 'y'")
+    outcome = failed("s1", [made, edit, ran_a, ran_b])
+    assert step(GGSState(), replan(outcome)).output.blocked_targets == []
+
+
 def test_a_silenced_fetch_that_printed_nothing_is_a_failed_input():
     # unreachable-url: "curl -s URL | awk … | head" exited 0 with nothing
     # printed in every round, and change_path blocked nothing.

@@ -156,3 +156,18 @@ def test_a_script_subtask_is_matched_on_its_run_without_asking_the_model(tmp_pat
     )
     assert validation.verdict == "matched"
     assert validation.verdicts[0].evidence.startswith(f"`python3 {script}` ran")
+
+
+def test_a_script_changed_by_an_edit_after_its_run_has_not_run_since():
+    intent = "Step 1: Create hello.py. Step 2: Run the Python script `hello.py`."
+    made = format_evidence(
+        "create_file", {"path": "hello.py", "content": "print(1)"}, "wrote 8 bytes"
+    )
+    ran = format_evidence("shell", {"command": "python3 hello.py"}, "[exit code 0]\n1")
+    edit = format_evidence(
+        "apply_edit", {"path": "hello.py", "old": "1", "new": "2"}, "replaced 1"
+    )
+    assert "no command ran it after its last write" in unrun_script(
+        intent, [made, ran, edit]
+    )
+    assert unrun_script(intent, [made, edit, ran]) == ""
