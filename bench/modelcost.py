@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     calls = session_calls(db)
     print(f"session {session.name}: {len(solved)} solved tasks")
     print(session_table(db, solved))
-    floor, floor_tasks = modelfloor.session_floor(session, calls)
+    floor, floor_tasks = modelfloor.session_floor(session)
     print(f"\n{floor}")
     if args.figures:
         print_figures(role_costs(calls, solved), len(solved))

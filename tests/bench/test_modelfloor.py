@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 import pytest
 
 from bench.modelcost import main
-from bench.modelfloor import read_speeds
-from tests.bench.test_modelcost import session as trace_session
+from bench.modelfloor import read_requests, read_speeds
 
 PREFIX = "28.21.558.582 I slot print_timing: id  0 | task 7395 | "
 LOG = [
@@ -50,6 +52,7 @@ RESULTS = """# artoo real-model tier
 | count-lines | answer | yes | no | accept | - | 1 | 500 | 20 | 20 | run-c |
 """
 
+DAY = "2026-12-04"
 CALLS = [
     ("R1", "run-a", 400, 40, 0, 900),
     ("R3", "run-a", 600, 60, 400, 2000),
@@ -58,10 +61,40 @@ CALLS = [
 ]
 
 
-def session(tmp_path, log=LOG):
-    """Write a session directory: the trace table, the results, the server's log."""
-    trace_session(tmp_path, CALLS)
-    (tmp_path / "model-results.md").write_text(RESULTS)
+def session(tmp_path, log=LOG, calls=CALLS, results=RESULTS, runs=()):
+    """Write a session directory: the trace and run tables, the results, the
+    server's log. ``calls`` may end with the time the trace wrote the call,
+    ``runs`` are (run, created, finished)."""
+    conn = sqlite3.connect(tmp_path / "db.sqlite3")
+    conn.execute(
+        "CREATE TABLE artoo_web_traceevent (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "role TEXT, run_id TEXT, kind TEXT, data TEXT, created_at TEXT)"
+    )
+    conn.execute(
+        "CREATE TABLE artoo_web_run (id TEXT PRIMARY KEY, created_at TEXT, "
+        "finished_at TEXT)"
+    )
+    for role, run, prompt, completion, cached, first, *at in calls:
+        data = {"prompt_tokens": prompt, "completion_tokens": completion}
+        data |= {"cached_tokens": cached, "first_token_ms": first}
+        conn.execute(
+            "INSERT INTO artoo_web_traceevent (role, run_id, kind, data, created_at) "
+            "VALUES (?, ?, 'llm_call', ?, ?)",
+            (
+                role,
+                run.replace("-", ""),
+                json.dumps(data),
+                f"{DAY} {at[0]}" if at else "",
+            ),
+        )
+    for run, created, finished in runs:
+        conn.execute(
+            "INSERT INTO artoo_web_run VALUES (?, ?, ?)",
+            (run.replace("-", ""), f"{DAY} {created}", f"{DAY} {finished}"),
+        )
+    conn.commit()
+    conn.close()
+    (tmp_path / "model-results.md").write_text(results)
     if log is not None:
         (tmp_path / "llama-server.log").write_text("\n".join(log) + "\n")
     return tmp_path
@@ -83,9 +116,9 @@ def test_each_solved_task_is_set_beside_its_floor_with_totals(tmp_path, capsys):
     out = capsys.readouterr().out
     # run-a: 1,000 prompt less 400 cached at 200 tok/s is 3 s, 100 completion
     # tokens at 20 tok/s 5 s: a floor of 8 s under 60 s of wall time.
-    assert "| count-lines | 600 | 100 | 60 | 8 | 7.5 |" in out
+    assert "| count-lines | 600 | 100 | 60 | 8 | 7.5 | session |" in out
     # run-c: 500 / 200 + 20 / 20 = 3.5 s under 20 s.
-    assert "| count-lines | 500 | 20 | 20 | 4 | 5.7 |" in out
+    assert "| count-lines | 500 | 20 | 20 | 4 | 5.7 | session |" in out
     assert "csv-sum" not in out.split("| solved task |")[1]
     assert (
         "- 2 solved tasks: 810 tok per solved task (uncached prompt 550 + "
@@ -120,3 +153,117 @@ def test_a_log_without_timings_gives_no_floor(tmp_path, capsys):
     assert "floor: n/a (no timings in llama-server.log (0 requests))" in (
         capsys.readouterr().out
     )
+
+
+def timings(clock, prompt, prompt_ms, gen, gen_ms):
+    """Return the two timing lines llama-server logs at the end of a request."""
+    prefix = f"{clock} I slot print_timing: id  0 | task 9 | "
+    return [
+        f"{prefix}prompt eval time = {prompt_ms:10.2f} ms / {prompt:5d} tokens",
+        f"{prefix}       eval time = {gen_ms:10.2f} ms / {gen:5d} tokens",
+    ]
+
+
+# The server started at 12:00:00 and ran fast for run-a (100 and 20 tok/s),
+# then slow from 12:01:30, while something else held the CPU (25 and 5 tok/s).
+BUSY_LOG = [
+    "0.00.000.791 I srv  llama_server: initializing ...",
+    *timings("0.10.000.000", 100, 1000, 40, 2000),
+    *timings("0.20.000.000", 100, 1000, 20, 1000),
+    *timings("1.30.000.000", 100, 4000, 40, 8000),
+    *timings("2.00.000.000", 100, 4000, 20, 4000),
+]
+BUSY_CALLS = [
+    # A trace is written once the reply is in, some late (run-a's first call
+    # 10.5 s, run-b's 14 s, as a tool loop's are): the least late sets the clock.
+    ("R1", "run-a", 300, 40, 200, None, "12:00:20.500000"),
+    ("R3", "run-a", 100, 20, 0, None, "12:00:20.600000"),
+    ("R3", "run-b", 100, 40, 0, None, "12:01:44.000000"),
+    # Its trace left out the 200 tokens the server served from its cache.
+    ("R3", "run-d", 300, 20, 0, None, "12:02:00.300000"),
+    # No request of the log has its tokens, nor ran while it did.
+    ("R3", "run-c", 200, 16, 0, None, "12:05:00.000000"),
+]
+BUSY_RUNS = [
+    ("run-a", "12:00:00", "12:01:00"),
+    ("run-b", "12:01:05", "12:01:45"),
+    ("run-d", "12:01:46", "12:02:10"),
+    ("run-c", "12:04:50", "12:05:10"),
+]
+ROW = "| {} | answer | yes | no | accept | - | 1 | 0 | 0 | {} | {} |"
+HEAD = RESULTS.splitlines()[4:6]
+BUSY_RESULTS = "\n".join(
+    [
+        *HEAD,
+        ROW.format("fast", 60, "run-a"),
+        ROW.format("slow", 40, "run-b"),
+        ROW.format("uncounted", 24, "run-d"),
+        ROW.format("unlogged", 20, "run-c"),
+    ]
+)
+
+
+def busy_session(tmp_path, log=BUSY_LOG, results=BUSY_RESULTS):
+    return session(tmp_path, log, BUSY_CALLS, results, BUSY_RUNS)
+
+
+def test_a_slow_stretch_gives_each_task_the_floor_of_its_own_requests(tmp_path, capsys):
+    assert main([str(busy_session(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    # The session's speeds, 40 and 8 tok/s, would give run-a 12.5 s and run-b
+    # 7.5 s; their own requests took 5 s and 12 s.
+    assert "prompt 40.0 tok/s, generation 8.0 tok/s over 4 requests" in out
+    assert "| fast | 200 | 60 | 60 | 5 | 12.0 | its requests |" in out
+    assert "| slow | 100 | 40 | 40 | 12 | 3.3 | its requests |" in out
+    # run-d's calls match no request: its 300 and 20 tokens at the speeds of
+    # the one request logged between its start and end (25 and 5 tok/s).
+    assert "| uncounted | 300 | 20 | 24 | 16 | 1.5 | its window |" in out
+    assert "wall / floor 3.6 (144 s over 40 s)" in out
+    assert "- floor from its requests (the sum of llama-server's timings" in out
+    assert "of its own requests): 2 of 4 tasks" in out
+    assert "while it ran): 1 of 4 tasks" in out
+
+
+def test_a_task_outside_any_logged_request_falls_back_to_the_session_speeds(
+    tmp_path, capsys
+):
+    assert main([str(busy_session(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    # 200 / 40 + 16 / 8 = 7 s, and the table says where it came from.
+    assert "| unlogged | 200 | 16 | 20 | 7 | 2.9 | session |" in out
+    assert "- floor from session (its tokens at the session's speeds" in out
+    assert "in its window in the log): 1 of 4 tasks" in out
+
+
+def test_a_restart_of_the_server_leaves_its_unmatched_requests_undated(
+    tmp_path, capsys
+):
+    # The clock goes back: the last request is from a second start of the
+    # server, which no matched call dates, so run-d's window holds no request.
+    log = [*BUSY_LOG[:7], "0.00.000.500 I srv  llama_server: initializing ..."]
+    log += BUSY_LOG[7:]
+    assert [r.start for r in read_requests(log)] == [0, 0, 0, 1]
+    assert main([str(busy_session(tmp_path, log))]) == 0
+    assert "| uncounted | 300 | 20 | 24 | 10 | 2.4 | session |" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_wall_time_under_the_floor_is_a_measurement_problem_not_a_result(
+    tmp_path, capsys
+):
+    results = "\n".join([*HEAD, ROW.format("fast", 4, "run-a")])
+    assert main([str(busy_session(tmp_path, results=results)), "--figures"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "| fast | 200 | 60 | 4 | 5 | floor > wall: a measurement problem "
+        "| its requests |"
+    ) in out
+    assert (
+        "wall / floor n/a: the floor exceeds the wall time, a measurement problem "
+        "(4 s over 5 s)"
+    ) in out
+    assert "a measurement problem and no result: fast" in out
+    assert "0.8" not in out
+    assert "figure  model wall / floor" not in out
+    assert "no figure, the floor (5 s) exceeds the wall time (4 s)" in out
