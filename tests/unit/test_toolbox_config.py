@@ -66,7 +66,10 @@ def test_a_toolbox_refuses_what_its_config_blocks(tmp_path):
         "shell",
         "glob",
         "read_file",
+        "read_file_lines",
         "write_file",
+        "create_file",
+        "apply_edit",
     }
     with pytest.raises(ToolError, match="not available on this server"):
         toolbox.call("fetch_url", {"url": "http://example.com/"})
