@@ -71,7 +71,8 @@ def execute(request) -> Step | str:
 
     Each command is new, so no call runs into a target GGS blocked earlier.
     """
-    marker = next((w for w in text_of(request).split() if w.startswith("out-")), "done")
+    words = (w.strip("\"',.;:\\") for w in text_of(request).split())
+    marker = next((w for w in words if w.startswith("out-")), "done")
     if not any(m.get("role") == "tool" for m in request.messages):
         offered = [t["function"]["name"] for t in request.tools or ()]
         if "glob-step" in text_of(request) and "glob" in offered:
