@@ -47,6 +47,7 @@ from roles.tools import ApprovalAsk, Toolbox, ToolboxConfig
 from roles.tools.effect_pending import discard, pending_call
 from roles.tools.errors import ToolPaused
 from roles.tools.own_files import Made, merge
+from roles.tools.specs import not_offered
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +286,7 @@ def toolbox_for(
     """
     state = run.load_state()
     blocked_tools, blocked_targets = state.blocked()
+    answer = question_for(state.spec.asks if state.spec else None, run.raw_input).answer
     workspace = runtime.workspace_for(run)
     sandbox, sandbox_error = runtime.sandbox_for(run, workspace)
     shared = runtime.shared_area(run.owner_id)
@@ -297,7 +299,7 @@ def toolbox_for(
                 *([shared] if shared else []),
             ],
             blocked_tools=blocked_tools,
-            unavailable_tools=runtime.unavailable_tools(),
+            unavailable_tools=[*runtime.unavailable_tools(), *not_offered(answer)],
             blocked_targets=blocked_targets,
             derived_targets=derived,
             shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,

@@ -12,6 +12,7 @@ from artoo_web import bus, followups, runtime
 from artoo_web.models import BusMessage, Run, RunStatus
 from artoo_web.runs import lock_current
 from roles import planner
+from roles.claims.question import question_for
 from roles.contracts import (
     DispatchManifest,
     FinalResult,
@@ -23,6 +24,7 @@ from roles.contracts import (
 from roles.llm.client import LLMCancelled
 from roles.runstate import FanIn
 from roles.tools import TOOL_SPECS
+from roles.tools.specs import not_offered
 
 
 def query_memory(msg: BusMessage) -> None:
@@ -55,8 +57,12 @@ def memory_query(run: Run, state) -> MemoryQuery:
 
 
 def tool_names(run: Run) -> list[str]:
-    """Return the tools R3 may be offered in this run: built-in, then MCP."""
-    return [*TOOL_SPECS, *(tool.qualified for tool in runtime.run_mcp_tools(run))]
+    """Return the tools R3 may be offered in this run: built-in (less those
+    its request's kind of answer is not offered), then MCP."""
+    spec = run.load_state().spec
+    answer = question_for(spec.asks if spec else None, run.raw_input).answer
+    offered = [t for t in TOOL_SPECS if t not in not_offered(answer)]
+    return [*offered, *(tool.qualified for tool in runtime.run_mcp_tools(run))]
 
 
 def plan_with_recall(msg: BusMessage) -> None:

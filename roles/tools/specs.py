@@ -92,6 +92,22 @@ TOOL_SPECS: dict[str, ToolSpec] = {
 }
 
 
+# The tools that change a file in place or read it by line numbers: a request
+# that makes or changes files needs them, a question does not.
+EDIT_TOOLS = ("read_file_lines", "create_file", "apply_edit")
+# The answer kinds of a request that may make or change files (roles.claims.question).
+CHANGING_ANSWERS = ("effect", "text")
+
+
+def not_offered(answer: str) -> tuple[str, ...]:
+    """Return the tools a request whose answer is of kind ``answer`` is not
+    offered: a question (a count, a path, a yes or no …) is answered by
+    reading, never by editing its data. Measured with the 1.5B model: offered
+    them on "how many lines does FILE have?", it read the file, read it again by
+    lines and called ``apply_edit`` on it (refused), round after round."""
+    return () if answer in CHANGING_ANSWERS else EDIT_TOOLS
+
+
 def refuse(
     name: str,
     args: Any,

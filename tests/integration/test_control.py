@@ -210,7 +210,9 @@ def test_the_api_refuses_an_unknown_strategy_and_creates_nothing(client, auth, v
     response = api_post(client, auth, {"input": "echo hi", "control": value})
 
     assert response.status_code == 400
-    assert response.json() == {"error": "'control' must be one of ggs, retry, single, warming."}
+    assert response.json() == {
+        "error": "'control' must be one of ggs, retry, single, warming."
+    }
     assert not Run.objects.exists()
 
 
@@ -299,6 +301,5 @@ def test_an_unknown_artoo_control_stops_start_up_with_a_clear_error(tmp_path):
     )
 
     assert done.returncode != 0
-    assert (
-        "ARTOO_CONTROL must be one of ggs, retry, single, warming, not 'gradient'" in done.stderr
-    )
+    said = "ARTOO_CONTROL must be one of ggs, retry, single, warming, not 'gradient'"
+    assert said in done.stderr

@@ -144,6 +144,26 @@ def test_first_try_accept(celery_worker, user, model):
     assert run.tokens > 0
 
 
+def test_a_question_is_offered_no_tool_that_edits_files(celery_worker, user, model):
+    # Offered apply_edit on "how many lines", a 1.5B executor edited the data.
+    model.default_reply(plan("ok-step any"), role="R2")
+
+    def offered(run) -> set[str]:
+        return {
+            t["function"]["name"]
+            for r in model.requests_for("R3")
+            if r.header("X-Artoo-Run") == str(run.id)
+            for t in r.tools or ()
+        }
+
+    question = finished(runs.submit(user, "How many lines does /srv/notes.txt have?"))
+    assert "read_file" in offered(question)
+    assert not offered(question) & {"apply_edit", "create_file", "read_file_lines"}
+    assert "apply_edit" not in text_of(model.requests_for("R2")[0])
+    change = finished(runs.submit(user, "Fix the typo in /srv/notes.txt"))
+    assert {"apply_edit", "create_file", "read_file_lines"} <= offered(change)
+
+
 def test_change_path_then_refine_then_success(celery_worker, user, model):
     model.reply("R2", plan("env-step a"))
     model.reply("R2", plan("ok-step b", "env-step c"))

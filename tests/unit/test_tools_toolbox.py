@@ -469,3 +469,11 @@ def test_a_first_derivations_call_is_refused_as_such_in_the_second(tmp_path):
     with pytest.raises(ToolError, match="gave the first derivation of this answer"):
         toolbox.call("shell", {"command": "wc -l data.txt"})
     assert toolbox.call("shell", {"command": "echo other"}).startswith("[exit code 0]")
+
+
+def test_a_question_is_not_offered_the_tools_that_edit_files():
+    from roles.tools.specs import EDIT_TOOLS, not_offered
+
+    for answer in ("count", "total", "path", "name", "names", "yes_no", "value"):
+        assert set(not_offered(answer)) == set(EDIT_TOOLS)
+    assert not_offered("effect") == () and not_offered("text") == ()
