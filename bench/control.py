@@ -1,6 +1,7 @@
 """Does the Goal Gradient Solver beat plain retry? The control benchmark.
 
-    python bench/control.py [--strategies ggs,retry,single,warming] [--only a,b | --quick]
+    python bench/control.py [--strategies ggs,retry,single,warming]
+                            [--only a,b | --quick]
                             [--suite tuning|held-out|all] [--passes 2]
                             [--base-url URL --model NAME] [--seed 42]
                             [--jobs 1] [--resume SESSION|latest]
