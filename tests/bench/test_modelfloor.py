@@ -264,6 +264,6 @@ def test_a_wall_time_under_the_floor_is_a_measurement_problem_not_a_result(
         "(4 s over 5 s)"
     ) in out
     assert "a measurement problem and no result: fast" in out
-    assert "0.8" not in out
+    assert "wall / floor 0.8" not in out and "| 0.8 |" not in out
     assert "figure  model wall / floor" not in out
     assert "no figure, the floor (5 s) exceeds the wall time (4 s)" in out
