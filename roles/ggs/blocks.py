@@ -7,6 +7,9 @@ whole, but its calls do not. So a target is blocked only when its own call
 failed, as the canonical evidence entry shows it (``is_failed_result``): a
 non-zero ``[exit code N]``, or, for a call without an exit code, an ``ERROR:``,
 a ``[LAW1]`` refusal or another failure marker of ``roles.claims.evidence``. The
+input is the call's target, with the text it was to write there when it needs
+some (``roles.tools.specs.failed_input``): an edit whose old text was not found
+blocks that edit, not the file. The
 ``ls`` that found the directory before the ``cat`` that failed stays usable in
 the next round; blocking it would forbid the step that worked and teach R2
 nothing about the one that did not. Only calls of failing subtasks count: a
@@ -37,6 +40,7 @@ from roles.ggs.loss import GGSConfig
 from roles.ggs.output import Round, dedupe
 from roles.toolclass import tool_classes
 from roles.tools.shell_hints import silent_fetch
+from roles.tools.specs import failed_input
 
 FailingCall = tuple[SubTaskOutcome, ToolCall]
 
@@ -98,7 +102,7 @@ def failed_targets(failing: list[FailingCall]) -> list[str]:
     """
     written = {id(outcome): _written_paths(outcome) for outcome, _ in failing}
     return dedupe(
-        first_target(call.args)
+        failed_input(call.tool, call.args)
         for outcome, call in failing
         if is_failed_result(call) and not _runs_written(call, written[id(outcome)])
     )
@@ -149,7 +153,7 @@ def repeated_targets(failing: list[FailingCall], last: Iterable[str]) -> list[st
     keys, seen = [call_key(call) for _, call in failing], set(last)
     if not keys or not set(keys) <= seen:
         return []
-    return dedupe(first_target(call.args) for _, call in failing)
+    return dedupe(failed_input(call.tool, call.args) for _, call in failing)
 
 
 def blocked_targets(

@@ -108,6 +108,39 @@ def not_offered(answer: str) -> tuple[str, ...]:
     return () if answer in CHANGING_ANSWERS else EDIT_TOOLS
 
 
+def failed_input(name: str, args: Any) -> str:
+    """Return the input a failed call of ``name`` blocks: its target, and the
+    other arguments it needs when it has some.
+
+    A call that only names its target (a command, a path to read, a query)
+    failed on that target. A call that also needs what to put there
+    (``apply_edit``'s old text, ``write_file``'s content, a line range) may have
+    failed on those: the file stays open to be read and edited again, and only
+    the same call with the same arguments is blocked. An edit whose old text
+    was not in the file used to block the file itself, ``read_file`` included.
+    """
+    if not isinstance(args, dict):
+        return ""
+    target = first_target(args)
+    spec = TOOL_SPECS.get(name)
+    rest = [
+        k
+        for k in (spec.parameters["required"] if spec else ())
+        if k not in TARGET_KEYS and k != "pattern"
+    ]
+    if not rest or not target:
+        return target
+    said = " ".join(f"{k}={_first_line(args.get(k))!r}" for k in sorted(rest))
+    return f"{name} {target} {said}"
+
+
+def _first_line(value: Any, limit: int = 40) -> str:
+    lines = str(value if value is not None else "").strip().splitlines() or [""]
+    line = lines[0].strip()
+    more = len(line) > limit or len(lines) > 1
+    return line[:limit] + ("…" if more else "")
+
+
 def refuse(
     name: str,
     args: Any,
@@ -151,10 +184,11 @@ def refuse(
                 f"blocked by GGS: {key} {value.strip()!r} failed in an earlier "
                 "round — choose another approach"
             )
-    target = first_target(args)
-    if target and target in blocked_targets:
-        # A glob is blocked by its pattern under its root.
-        raise ToolError(
-            f"blocked by GGS: {target!r} failed in an earlier round — choose "
-            "another approach"
-        )
+    for target in dict.fromkeys((first_target(args), failed_input(name, args))):
+        if target and target in blocked_targets:
+            # A glob is blocked by its pattern under its root, an edit by
+            # its path and the text it was given.
+            raise ToolError(
+                f"blocked by GGS: {target!r} failed in an earlier round — choose "
+                "another approach"
+            )

@@ -198,3 +198,35 @@ def test_an_answer_no_second_derivation_confirmed_keeps_the_tools_that_printed_i
     directive = result.output
     assert directive.directive in ("change_path", "refine")
     assert directive.blocked_tools == [] and directive.blocked_targets == []
+
+
+def test_an_edit_whose_old_text_was_not_found_blocks_that_edit_not_the_file(tmp_path):
+    (tmp_path / "app.py").write_text("def main():\n    return 1\n")
+    first = Toolbox(tmp_path)
+    with pytest.raises(ToolError):
+        first.call("apply_edit", {"path": "app.py", "old": "return 2", "new": "x"})
+
+    directive = step(GGSState(), replan(failed("a", first.evidence))).output
+
+    assert directive.blocked_targets == ["apply_edit app.py new='x' old='return 2'"]
+    config = ToolboxConfig(blocked_targets=directive.blocked_targets)
+    second = Toolbox(tmp_path, config, approve=lambda ask: True)
+    assert "return 1" in second.call("read_file", {"path": "app.py"})
+    second.call("apply_edit", {"path": "app.py", "old": "return 1", "new": "return 3"})
+    assert "return 3" in (tmp_path / "app.py").read_text()
+    with pytest.raises(ToolError, match="blocked by GGS: .apply_edit app.py"):
+        second.call("apply_edit", {"path": "app.py", "old": "return 2", "new": "x"})
+
+
+def test_a_read_that_failed_still_blocks_its_path():
+    missing = format_evidence("read_file", {"path": "gone.md"}, "ERROR: no such file")
+    lines = format_evidence(
+        "read_file_lines",
+        {"path": "a.md", "start": 90, "end": 99},
+        "ERROR: a.md has 12 lines",
+    )
+
+    out = step(GGSState(), replan(failed("a", [missing, lines]))).output
+
+    ranged = "read_file_lines a.md end='99' start='90'"
+    assert out.blocked_targets == ["gone.md", ranged]
