@@ -15,19 +15,23 @@ in the order they appear in the prompt::
     CAUTION (recent experience …):           other recent entries with σ = 0
 
 SOPs and recent entries of a related past task (another task_id whose intent
-shares the words of this one) say so. When memory gives no entry, the
-potentials speak instead (Exploit, Avoid, Caution). At most 10 memory entries
-are injected; the directive's blocks are never cut, since the tool layer
-enforces them anyway. Memory's Avoid targets are outside that cap, at most 5,
-and only those the task's intent names (one of their files, or their text)
-are listed: the tool layer refuses every one of them, listed or not, and
-another task's targets would only teach the planner that task's steps.
+shares the words of this one) say so, and name each of that task's files by
+its last part (``wc -l a.log``): the example shows how, and its directories
+are another task's, which the planner copied into this one's steps. When
+memory gives no entry, the potentials speak instead (Exploit, Avoid,
+Caution). At most 10 memory entries are injected; the directive's blocks are
+never cut, since the tool layer enforces them anyway. Memory's Avoid targets
+are outside that cap, at most 5, and only those the task's intent names (one
+of their files, or their text) are listed: the tool layer refuses every one
+of them, listed or not, and another task's targets would only teach the
+planner that task's steps.
 Negative feedback is evidence against a rule, never a rule or an experience of
 its own, so it is never injected.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from roles.contracts import Megram, MemoryRecall, PlanDirective
@@ -43,6 +47,8 @@ ACTION_STATES = frozenset(
     {"refine", "change_path", "change_approach", "break_symmetry"}
 )
 FEEDBACK_STATE = "negative_feedback"
+# An absolute path (not a URL's): its directories are where a task's files lay.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w./~-])/(?:[^\s/'\"`;|&<>()]+/)+(?=[^\s/])")
 
 BLOCKED_TARGETS = (
     "MUST NOT (GGS blocked_targets — specific inputs already tried and blocked "
@@ -191,7 +197,9 @@ def _liner(recall: MemoryRecall):
     def line(megram: Megram) -> str:
         intent = intents.get(megram.space)
         text = _line(megram)
-        return f"{text} (from the related task: {intent})" if intent else text
+        if not intent:
+            return text
+        return f"{_ABSOLUTE_PATH.sub('', text)} (from the related task: {intent})"
 
     return line
 

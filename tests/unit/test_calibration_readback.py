@@ -93,6 +93,25 @@ def test_at_most_five_avoided_targets_are_listed_outside_the_memory_cap():
     assert len(result.should_prefer) == 10
 
 
+def test_a_related_task_s_example_names_its_files_by_their_last_part():
+    related = [{"space": "intent:count", "intent": "count lines of a file", "score": 1}]
+    worked = (
+        "Succeeded. Worked: shell:wc -l /tmp/run-7/count-lines/app.log → "
+        "137 /tmp/run-7/count-lines/app.log; read_file:/srv/x/notes.txt → a; "
+        "fetch_url:https://ex.org/a/b → ok."
+    )
+    own = megram(worked)
+    recent = [megram(worked, space="intent:count"), own]
+    result = calibrate(recall(recent=recent, related=related))
+    assert result.should_prefer == [
+        "Succeeded. Worked: shell:wc -l app.log → 137 app.log; "
+        "read_file:notes.txt → a; "
+        "fetch_url:https://ex.org/a/b → ok. (from the related task: count lines "
+        "of a file)",
+        worked,
+    ]
+
+
 def test_experience_of_a_related_task_names_that_task():
     related = [{"space": "intent:list_py", "intent": "list python files", "score": 1}]
     recent = [megram("Succeeded. Tools: glob:**/*.py", space="intent:list_py")]
