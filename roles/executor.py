@@ -6,7 +6,9 @@ once with a warning and a second repeat fails the attempt, and so is a call that
 starts a second lap of a cycle of calls whose results did not change
 (``roles.call_laps``); a first ``failed``
 answer, or one without evidence, given while turns remain is sent back once
-(``roles.executor_review``).
+(``roles.executor_review``). A long tool result the model has used is
+shortened in the conversation to a digest, its head and tail
+(``roles.toolloop_digest``); the toolbox's records and evidence are not.
 The final message is ``{"status": "completed|uncertain|failed", "output": …}``;
 anything else is kept as an ``uncertain`` result with the raw text as output.
 The prompt and the messages of an attempt are in ``roles.executor_prompts``.
@@ -173,6 +175,7 @@ def _run_model(
             resume=resume.get("loop"),
             review=review,
             act_first=act_first,
+            shorten_used=True,
         )
     except ToolPaused as paused:
         loop_state = paused.state.pop("loop")

@@ -28,6 +28,9 @@ A tool wrapper that sees no progress (the executor's repeat rule) raises
 AnswerNow: its message is that call's result, and from then on the loop runs no
 tool and offers the model only its final answer, so the results it already has
 are judged instead of thrown away.
+
+With ``shorten_used`` (R3), a long result the model has used is shortened
+once to a digest, its head and tail (``roles.toolloop_digest``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from roles.llm.client import LLMClient, ToolSpec, Usage
+from roles.toolloop_digest import Earlier, is_worth_shortening
 from roles.toolloop_turns import (
     SCHEMA_PROTOCOL_PROMPT,
     TURNS,
@@ -107,6 +111,7 @@ def run_tool_loop(
     review: Review | None = None,
     expect_tools: bool = True,
     act_first: bool = False,
+    shorten_used: bool = False,
 ) -> ToolLoopResult:
     """Alternate model turns and tool calls until a final answer or ``max_turns``.
 
@@ -123,6 +128,7 @@ def run_tool_loop(
     loop = _Loop(client, [dict(m) for m in messages], tools, call_tool, final_schema)
     loop.expect_tools = expect_tools
     loop.act_first = act_first
+    loop.earlier = Earlier() if shorten_used else None
     loop.use(protocol)
     usage, first = Usage(), 1
     if resume is not None:
@@ -132,6 +138,8 @@ def run_tool_loop(
         first += 1
     for number in range(first, max_turns + 1):
         client.check_cancelled()
+        if loop.earlier is not None:
+            loop.earlier.settle(loop.convo, number)
         final, reply = TURNS[loop.protocol](loop)
         usage += reply.usage
         if final is not None:
@@ -163,12 +171,17 @@ class _Loop:
         self.expect_tools = True
         self.act_first = False
         self.answer_only = False
+        self.earlier: Earlier | None = None
 
     def use(self, protocol: str) -> None:
         """Switch to ``protocol``, telling the model how to call tools in it."""
         if protocol != "native" and self.protocol != protocol:
             prompt = SCHEMA_PROTOCOL_PROMPT if protocol == "schema" else None
+            before = len(self.convo)
             self.convo = with_protocol_prompt(self.convo, self.tools, prompt)
+            if self.earlier is not None:
+                # The prompt goes in after the system prompts, before any result.
+                self.earlier.shift(len(self.convo) - before)
         self.protocol = protocol
 
     def send_back(self, said: str, message: str) -> None:
@@ -195,21 +208,25 @@ class _Loop:
                 paused.state["loop"] = self.state(turn)
                 raise
             self.queue.pop(0)
-            if "said" in call:
-                # The original artoo wording: "Tool x result:\n…" or "Tool x ERROR: …".
-                result = record.output if record.error else f"result:\n{record.output}"
-                self.convo.append({"role": "assistant", "content": call["said"]})
-                self.convo.append(
-                    {"role": "user", "content": f"Tool {call['name']} {result}"}
-                )
-            else:
-                self.convo.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call["id"],
-                        "content": record.output,
-                    }
-                )
+            self.tell(call, record, turn)
+
+    def tell(self, call: Mapping[str, Any], record: ToolCallRecord, turn: int) -> None:
+        """Answer ``call`` with its result, noting a long one to shorten later."""
+        lead = ""
+        if "said" in call:
+            # The original artoo wording: "Tool x result:\n…" or "Tool x ERROR: …".
+            lead = f"Tool {call['name']} " + ("" if record.error else "result:\n")
+            self.convo.append({"role": "assistant", "content": call["said"]})
+            self.convo.append({"role": "user", "content": lead + record.output})
+        else:
+            self.convo.append(
+                {"role": "tool", "tool_call_id": call["id"], "content": record.output}
+            )
+        if self.earlier is not None and is_worth_shortening(
+            record.output, record.error
+        ):
+            index = len(self.convo) - 1
+            self.earlier.note(index, turn, record.name, record.args, lead)
 
     def run(self, name: str, args: Any, problem: str | None = None) -> ToolCallRecord:
         if not isinstance(args, dict):
@@ -235,6 +252,7 @@ class _Loop:
             "queue": [dict(c) for c in self.queue],
             "reviews": self.reviews,
             "answer_only": self.answer_only,
+            "earlier": self.earlier.state() if self.earlier is not None else [],
         }
 
     def restore(self, state: Mapping[str, Any]) -> None:
@@ -245,6 +263,8 @@ class _Loop:
         self.queue = [dict(c) for c in state["queue"]]
         self.reviews = int(state.get("reviews", 0))
         self.answer_only = bool(state.get("answer_only", False))
+        if self.earlier is not None:
+            self.earlier = Earlier(state.get("earlier"))
 
 
 def _execute(
