@@ -3,7 +3,10 @@
 Per role: model calls, prompt and completion tokens, prompt tokens per solved
 task (over the runs a verifier judged solved), the share of prompt tokens the
 server served from its prompt cache, and the median and slowest time to the
-first token (a call's time less the server's own generation time).
+first token (a call's time less the server's own generation time). Then R3's
+prompt tokens by turn number: the median prompt and uncached (prompt less
+cached) tokens of its calls at each turn of an attempt, the turn being one more
+than the model's replies already in the call's conversation.
 
     python bench/modelcost.py [SESSION_DIR] [--figures]
 
@@ -42,6 +45,14 @@ CALLS_SQL = (
     "FROM artoo_web_traceevent WHERE kind = 'llm_call'"
 )
 Call = tuple[str, str, int, int, int, int | None]
+# An R3 call's turn: one more than the assistant messages it sends.
+TURNS_SQL = (
+    "SELECT 1 + (SELECT count(*) FROM json_each(data, '$.messages') "
+    "WHERE json_extract(value, '$.role') = 'assistant'), "
+    "coalesce(json_extract(data, '$.prompt_tokens'), 0), "
+    "coalesce(json_extract(data, '$.cached_tokens'), 0) "
+    "FROM artoo_web_traceevent WHERE kind = 'llm_call' AND role = 'R3'"
+)
 
 
 @dataclass
@@ -138,6 +149,38 @@ def session_table(db: Path, solved: set[str], runs: set[str] | None = None) -> s
     return table(role_costs(calls, solved), len(solved))
 
 
+def turn_table(calls: Iterable[tuple[int, int, int]]) -> str:
+    """Return R3's median prompt and uncached tokens at each turn as Markdown,
+    from ``(turn, prompt tokens, cached tokens)`` of its calls."""
+    by_turn: dict[int, list[tuple[int, int]]] = {}
+    for turn, prompt, cached in calls:
+        by_turn.setdefault(turn, []).append((prompt, prompt - min(cached, prompt)))
+    lines = [
+        "| turn | R3 calls | prompt tok median | uncached tok median |",
+        "|" + "---|" * 4,
+    ]
+    for turn in sorted(by_turn):
+        prompts, uncached = zip(*by_turn[turn], strict=True)
+        cells = (
+            str(turn),
+            str(len(prompts)),
+            f"{statistics.median(prompts):,.0f}",
+            f"{statistics.median(uncached):,.0f}",
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) if by_turn else "no R3 calls"
+
+
+def session_turns(db: Path) -> str:
+    """Return the R3 prompt tokens by turn of the session whose database is
+    ``db``."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return turn_table(conn.execute(TURNS_SQL).fetchall())
+    finally:
+        conn.close()
+
+
 def solved_runs(results: Path) -> set[str]:
     """Return the run ids that ``model-results.md`` marks solved: its rows are
     ``| task | kind | solved | … | run |``."""
@@ -197,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     calls = session_calls(db)
     print(f"session {session.name}: {len(solved)} solved tasks")
     print(session_table(db, solved))
+    print(f"\nR3 prompt tokens by turn number\n\n{session_turns(db)}")
     floor, floor_tasks = modelfloor.session_floor(session)
     print(f"\n{floor}")
     if args.figures:

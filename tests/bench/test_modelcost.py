@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from bench.modelcost import main, role_costs, session_table, solved_runs
+from bench.modelcost import (
+    main,
+    role_costs,
+    session_table,
+    session_turns,
+    solved_runs,
+    turn_table,
+)
 
 RESULTS = """# artoo real-model tier
 | task | kind | solved | false accept | directive | GGS path | rounds | prompt tok \
@@ -108,3 +115,50 @@ def test_make_bench_gets_the_totals_as_figures_and_no_error_without_a_session(
     assert " 4 " in figures["model first token R3 median"]
     assert "no target" in figures["model first token R1 median"]
     assert main([str(tmp_path / "missing"), "--figures"]) == 0
+
+
+def turn_call(turn, prompt, cached):
+    """Return an R3 call's trace data with ``turn - 1`` model replies in it."""
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    for _ in range(turn - 1):
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "c", "content": "out"},
+        ]
+    data = {"prompt_tokens": prompt, "completion_tokens": 9, "cached_tokens": cached}
+    return {**data, "messages": messages}
+
+
+def test_r3_prompt_tokens_are_tabled_by_the_turn_of_each_call(tmp_path, capsys):
+    db = session(tmp_path, CALLS) / "db.sqlite3"
+    conn = sqlite3.connect(db)
+    rows = [
+        ("R3", turn_call(2, 3000, 2000)),
+        ("R3", turn_call(2, 4000, 2500)),
+        ("R3", turn_call(2, 5000, 4900)),
+        ("R3", turn_call(3, 6000, 5000)),
+        ("R4a", turn_call(4, 9000, 0)),
+    ]
+    for role, data in rows:
+        conn.execute(
+            "INSERT INTO artoo_web_traceevent VALUES (?, 'runa', 'llm_call', ?)",
+            (role, json.dumps(data)),
+        )
+    conn.commit()
+    conn.close()
+    # The three R3 calls of CALLS carry no messages: each is a first turn.
+    assert session_turns(db).splitlines() == [
+        "| turn | R3 calls | prompt tok median | uncached tok median |",
+        "|---|---|---|---|",
+        "| 1 | 3 | 2,000 | 600 |",
+        "| 2 | 3 | 4,000 | 1,000 |",
+        "| 3 | 1 | 6,000 | 1,000 |",
+    ]
+    assert main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "R3 prompt tokens by turn number\n\n| turn | R3 calls |" in out
+    assert "| 3 | 1 | 6,000 | 1,000 |" in out
+
+
+def test_a_session_without_r3_calls_has_no_turn_table():
+    assert turn_table([]) == "no R3 calls"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.claimcost import claims_table
-from bench.modelcost import session_table
+from bench.modelcost import session_table, session_turns
 from devtools.cluster import ROOT, Cluster
 from devtools.localmodel import CLUSTER_ENV, LocalModel, LocalModelMissing
 from tests.model.report import Row, table
@@ -83,6 +83,9 @@ def results(request, cluster):
     text = table(rows, f"artoo real-model tier, session {SESSION_ID}")
     solved = {r.run_id for r in rows if r.solved}
     text += "\n\n## Cost per role\n\n" + session_table(cluster.db_path, solved)
+    text += "\n\n## R3 prompt tokens by turn number\n\n" + session_turns(
+        cluster.db_path
+    )
     text += "\n\n## What decided\n\n" + claims_table(cluster.db_path)
     path.write_text(text + "\n")
     emit(request.config, f"\n{text}\n\nThis table is in {path}\n")
