@@ -94,6 +94,15 @@ def string_field(data: dict, name: str) -> str:
     return inputs.check_text(name, value)
 
 
+def strings_field(data: dict, name: str) -> list[str]:
+    """Return a list of strings (absent: none); its items are checked by whoever
+    reads them."""
+    value = data.get(name, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ApiError(400, f"'{name}' must be a list of strings.")
+    return value
+
+
 def control_field(data: dict) -> str:
     """Return the run's control strategy: absent means ARTOO_CONTROL's."""
     if "control" not in data:
@@ -253,8 +262,10 @@ def project_list(request: HttpRequest):
     data = body(request)
     text = string_field(data, "request")
     directory = string_field(data, "directory")
+    verify = strings_field(data, "verify")
+    protected = strings_field(data, "protected")
     try:
-        project = projects.create(request.user, text, directory)
+        project = projects.create(request.user, text, directory, verify, protected)
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
     return JsonResponse(project_json(project), status=201)

@@ -46,6 +46,7 @@ class ProjectStatus(models.TextChoices):
     IMPLEMENT = "implement", "Implementing"
     QA = "qa", "Checking"
     ASSESS = "assess", "Assessing"
+    VERIFY = "verify", "Verifying"
     COMPLETE = "complete"
     FAILED = "failed"
     CANCELLED = "cancelled"

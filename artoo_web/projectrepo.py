@@ -191,6 +191,14 @@ def changed_files(path: Path, *, include_deleted: bool = False) -> list[str]:
     return files
 
 
+def tracked(path: Path, commit_hash: str) -> list[str]:
+    """Return the files a commit holds, relative to ``path``."""
+    if not HASH.fullmatch(commit_hash):
+        raise DirectoryError(f"{commit_hash!r} is not a commit hash.")
+    out = git(path, "ls-tree", "-r", "-z", "--name-only", commit_hash, "--")
+    return [name for name in out.split("\0") if name]
+
+
 def head(path: Path) -> str:
     """Return the hash of the last commit in ``path``."""
     return git(path, "rev-parse", "--verify", "HEAD^{commit}").strip()

@@ -18,6 +18,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from pydantic import ValidationError
 
 from artoo_web import bus, projectrepo
 from artoo_web.models import (
@@ -50,6 +51,8 @@ ROUTE_OF = {
     "reset_task": ("ResetTask", "User"),
     "ask_qa": ("AskQA", "QA"),
     "ask_assessor": ("AskAssessor", "Assessor"),
+    "verify_milestone": ("VerifyMilestone", "QA"),
+    "record_verification": ("RecordVerification", "User"),
     "record_done": ("RecordDone", "User"),
     "record_escalation": ("RecordEscalation", "User"),
     "finish_project": ("FinishProject", "User"),
@@ -61,6 +64,7 @@ EVENT_KIND = {
     "RunReply": "run",
     "QAReply": "qa",
     "AssessorReply": "assessor",
+    "VerifyReply": "verify",
     "Cancel": "cancel",
 }
 MAX_REQUEST_CHARS = 20_000
@@ -85,20 +89,28 @@ def clean_request(text: str) -> str:
     return text
 
 
-def create(owner, request: str, directory: str = "") -> Project:
+def create(
+    owner, request: str, directory: str = "", verify=(), protected=()
+) -> Project:
     """Create a project and ask its ScopeAgent; raise ValueError for bad input.
 
     ``directory`` is an allowed path (made a git repository when it is not
     one) or empty for a new directory in the owner's workspace area.
+    ``verify`` and ``protected`` are the project's own verification commands
+    and protected paths (``roles.projects.verification``); a bad one is
+    refused before anything is made.
     """
     request = clean_request(request)
+    try:
+        state, actions = new_project(request, verify, protected)
+    except ValidationError as error:
+        raise ValueError(_config_error(error)) from None
     if directory.strip():
         path = projectrepo.allowed_directory(directory.strip())
     else:
         path = projectrepo.created_directory(owner.pk)
     projectrepo.prepare(path)
     start = projectrepo.head(path)
-    state, actions = new_project(request)
     with transaction.atomic():
         project = Project(
             owner=owner, request=request, directory=str(path), last_commit=start
@@ -107,6 +119,14 @@ def create(owner, request: str, directory: str = "") -> Project:
         project.save()
         carry_out(project, actions)
     return project
+
+
+def _config_error(error: ValidationError) -> str:
+    """Return a project config's first problem as one sentence."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    return f"Bad project config: {where}: {message}."
 
 
 def cancel(project: Project) -> BusMessage:

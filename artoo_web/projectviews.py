@@ -24,7 +24,13 @@ from artoo_web.models import Project
 from roles.projects import ProjectState
 
 LIMIT = 200
-RECORDS = ("RecordDone", "RecordEscalation", "AssessorReply", "FinishProject")
+RECORDS = (
+    "RecordDone",
+    "RecordEscalation",
+    "RecordVerification",
+    "AssessorReply",
+    "FinishProject",
+)
 PAGE = "artoo_web/project_detail.html"
 # The page's live parts: element id = partial name.
 PARTS = (
@@ -136,6 +142,7 @@ def page_of(project: Project) -> dict:
         "commits": list(commits.values()),
         "verdicts": [m for m in records if m.type == "AssessorReply"],
         "escalations": [m for m in records if m.type == "RecordEscalation"],
+        "verifications": [m for m in records if m.type == "RecordVerification"],
         "usage": sorted(project.usage.items()),
         "tokens": sum(row.get("tokens", 0) for row in project.usage.values()),
     }

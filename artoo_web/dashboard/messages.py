@@ -69,6 +69,14 @@ PROJECT_SUMMARIES: dict[str, Callable[[Any], str]] = {
     ),
     "AskAssessor": lambda p: f"{p.view.trigger}: {p.view.milestone.description}",
     "AssessorReply": lambda p: p.verdict.verdict,
+    "VerifyMilestone": lambda p: f"verify: {'; '.join(p.commands)}",
+    "VerifyReply": lambda p: ", ".join(
+        f"exit {r.exit_code}" if r.exit_code is not None else "not run"
+        for r in p.results
+    ),
+    "RecordVerification": lambda p: (
+        f"{'verified' if p.passed else 'not done'}: {p.reason}"
+    ),
     "Cancel": lambda p: "cancel the project",
     "RecordDone": lambda p: f"{p.entry.task_id} done: {p.entry.description}",
     "RecordEscalation": lambda p: (

@@ -33,6 +33,7 @@ PROJECT_HANDLERS: Table = {
             "RunReply",
             "QAReply",
             "AssessorReply",
+            "VerifyReply",
             "Cancel",
         )
     },
@@ -40,6 +41,7 @@ PROJECT_HANDLERS: Table = {
     ("TaskPlan", "AskTaskPlanner"): Registration(projects.plan, self_committing=True),
     ("QA", "AskQA"): Registration(projects.qa, self_committing=True),
     ("Assessor", "AskAssessor"): Registration(projects.assess, self_committing=True),
+    ("QA", "VerifyMilestone"): Registration(projects.verify, self_committing=True),
     ("Impl", "DispatchTask"): Registration(projects.dispatch, self_committing=False),
     ("Impl", "StopTask"): Registration(projects.stop, self_committing=False),
 }

@@ -21,13 +21,14 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import timedelta
+from pathlib import Path
 
 from celery import current_task
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from artoo_web import bus, fairshare, followups, runs, runtime, telemetry
+from artoo_web import bus, fairshare, followups, projectchecks, runs, runtime, telemetry
 from artoo_web.handlers import dispatcher
 from artoo_web.models import (
     TERMINAL_STATUSES,
@@ -305,6 +306,7 @@ def toolbox_for(
             shell_timeout_s=settings.ARTOO_SHELL_TIMEOUT_S,
             sandbox_error=sandbox_error,
             hidden_paths=runtime.hidden_paths(),
+            protected_paths=protected_paths(run, workspace),
             fetch_local=settings.ARTOO_SANDBOX_NETWORK == "host",
             mcp_tools=runtime.run_mcp_tools(run),
         ),
@@ -321,6 +323,13 @@ def toolbox_for(
     if pending and pending["kind"] == "effect":
         toolbox.settle(pending, approved)
     return telemetry.watch_tools(toolbox, run.id)
+
+
+def protected_paths(run: Run, workspace: Path) -> list[Path]:
+    """Return the files a project task may not change: its milestone's tests."""
+    if run.project_id is None:
+        return []
+    return [workspace / name for name in projectchecks.protected(run.project)]
 
 
 class Operator:

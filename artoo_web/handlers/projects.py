@@ -10,7 +10,9 @@ QA's file pre-step runs before any model call. With a real model the
 ScopeAgent and the TaskPlanner may research the repository first
 (``roles.projects.research``); the index lives in the data directory. The
 Implementor starts a task's Run under its dispatch id (``runs.submit_task``),
-so no task runs twice.
+so no task runs twice. QA runs a milestone's verification commands at the last
+commit (``projectchecks``) when the Assessor judges it complete, and refuses a
+task's work that changed a file those commands protect.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from artoo_web import bus, projects, runs
+from artoo_web import bus, projectchecks, projects, runs
 from artoo_web.models import BusMessage, Project
 from roles.llm import client as llm
 from roles.projects import DEFAULT_CONFIG, StepRefused, prompts, step, token_budgets
@@ -35,6 +37,7 @@ from roles.projects.events import (
     AskTaskPlanner,
     DispatchTask,
     StopTask,
+    VerifyMilestone,
 )
 from roles.projects.research import reply_with_research
 from roles.projects.routing import prestep_verdict
@@ -79,6 +82,24 @@ def stop(msg: BusMessage) -> None:
             runs.cancel(run)
         except runs.Conflict:
             pass
+
+
+def verify(msg: BusMessage) -> None:
+    """(QA, VerifyMilestone): run the milestone's commands at the last commit."""
+    ask = VerifyMilestone.model_validate(msg.payload)
+    project = Project.objects.get(id=msg.project_id)
+    if project.is_terminal:
+        commit, results = "", []
+    else:
+        commit, results = projectchecks.run_checks(project, ask.commands)
+    with bus.delivering(msg) as fresh:
+        if fresh and not project.is_terminal:
+            payload = {
+                "request_id": ask.request_id,
+                "commit": commit,
+                "results": results,
+            }
+            projects.send(project, "QA", "Project", "VerifyReply", payload)
 
 
 Ask = Callable[[llm.LLMClient, Project, object], tuple[object, object]]
@@ -161,7 +182,8 @@ def ask_planner(model, project: Project, request: AskTaskPlanner):
 def ask_qa(model, project: Project, request: AskQA):
     """Judge a task: the file pre-step first, the model only when it passed."""
     root = Path(project.directory)
-    failed = prestep_verdict(root, request.result, DEFAULT_CONFIG)
+    protected = projectchecks.protected_changes(project)
+    failed = prestep_verdict(root, request.result, DEFAULT_CONFIG, protected)
     if failed is not None:
         return failed, None
     excerpts = [(name, head(root / name)) for name in request.result.files[:QA_FILES]]

@@ -5,7 +5,8 @@ the agents' messages, ``window`` the TaskPlanner's sliding window, ``routing``
 each routing decision and QA's file pre-step, ``events`` what ``step`` reads
 and returns, ``state`` the project's stored state, ``machine`` the one
 ``step(state, event) -> (state, actions)`` the shell calls, ``assessment``
-what that step does with the Assessor's verdict and ``stopping`` which work is
+what that step does with the Assessor's verdict (a milestone is done only when
+``verification``'s commands pass at the commit) and ``stopping`` which work is
 discarded (a failed or stopped attempt's) and how a project stops.
 """
 

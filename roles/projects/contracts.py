@@ -25,6 +25,7 @@ from pydantic import (
 
 from roles.contract_base import Contract, NonEmpty
 from roles.projects.config import DEFAULT_CONFIG, ProjectConfig
+from roles.projects.verification import Commands, Protected
 
 ELLIPSIS = "…"
 # A cut looks back this far for a space so a word is not split.
@@ -99,10 +100,14 @@ def trim_items(items: list[str], config: ProjectConfig) -> list[str]:
 
 
 class Milestone(Contract):
-    """A user-testable outcome with a rough sketch of its areas of work."""
+    """A user-testable outcome with a rough sketch of its areas of work, the
+    commands that show it done and the files no task may change
+    (``roles.projects.verification``)."""
 
     description: MilestoneText
     areas: list[RoughItem] = Field(default_factory=list)
+    verify: Commands = Field(default_factory=list)
+    protected: Protected = Field(default_factory=list)
 
 
 class Scope(Contract):

@@ -25,6 +25,7 @@ from roles.projects.contracts import (
     Scope,
     TaskPlan,
 )
+from roles.projects.verification import CommandResult
 from roles.projects.window import AssessorView, PlannerView
 
 
@@ -74,13 +75,22 @@ class AssessorReply(Message):
     verdict: AssessorVerdict
 
 
+class VerifyReply(Message):
+    """The milestone's commands, each as it ran at ``commit`` (the last one)."""
+
+    kind: Literal["verify"] = "verify"
+    request_id: NonEmpty
+    commit: str = ""
+    results: list[CommandResult] = Field(default_factory=list)
+
+
 class Cancel(Message):
     """The owner stops the project (and its running task)."""
 
     kind: Literal["cancel"] = "cancel"
 
 
-Reply = ScopeReply | PlanReply | RunReply | QAReply | AssessorReply
+Reply = ScopeReply | PlanReply | RunReply | QAReply | AssessorReply | VerifyReply
 Event = Annotated[Reply | Cancel, Field(discriminator="kind")]
 EVENT: TypeAdapter[Reply | Cancel] = TypeAdapter(Event)
 
@@ -122,6 +132,28 @@ class AskQA(Message):
     task_id: str
     implementation_plan: str
     result: ImplementationResult
+
+
+class VerifyMilestone(Message):
+    """Run the milestone's verification commands in the sandbox at the last
+    commit; the milestone is done only when each exits 0."""
+
+    kind: Literal["verify_milestone"] = "verify_milestone"
+    request_id: str
+    milestone_index: int
+    commands: list[str]
+
+
+class RecordVerification(Message):
+    """A milestone's verification: its results, and whether "done" was accepted
+    (``reason`` says why not: a command failed, or there was none)."""
+
+    kind: Literal["record_verification"] = "record_verification"
+    milestone_index: int
+    commit: str = ""
+    results: list[CommandResult] = Field(default_factory=list)
+    passed: bool
+    reason: str = ""
 
 
 class AskAssessor(Message):
@@ -183,6 +215,8 @@ Action = (
     | DispatchTask
     | AskQA
     | AskAssessor
+    | VerifyMilestone
+    | RecordVerification
     | RecordDone
     | RecordEscalation
     | StopTask
@@ -197,6 +231,7 @@ PROJECT_MESSAGES = (
     RunReply,
     QAReply,
     AssessorReply,
+    VerifyReply,
     Cancel,
     AskScopeAgent,
     AskTaskPlanner,
@@ -204,6 +239,8 @@ PROJECT_MESSAGES = (
     StopTask,
     AskQA,
     AskAssessor,
+    VerifyMilestone,
+    RecordVerification,
     RecordDone,
     RecordEscalation,
     ResetTask,

@@ -9,9 +9,10 @@ and a dispatch id already handed out is refused, so no task runs twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from roles.projects.assessment import on_assessor
+from roles.projects.assessment import on_assessor, on_verify
 from roles.projects.config import DEFAULT_CONFIG, ProjectConfig
 from roles.projects.contracts import (
     DoneEntry,
@@ -50,6 +51,7 @@ from roles.projects.state import (
     update,
 )
 from roles.projects.stopping import cancel, is_stopped_run, on_stopped_run, reset
+from roles.projects.verification import claim_note
 from roles.projects.window import (
     add_done,
     clear_carry_forward,
@@ -57,9 +59,19 @@ from roles.projects.window import (
 )
 
 
-def new_project(user_request: str) -> Result:
-    """Return a new project's state and its first action: ask the ScopeAgent."""
-    return ask_scope_agent(ProjectState(user_request=user_request))
+def new_project(
+    user_request: str, verify: Sequence[str] = (), protected: Sequence[str] = ()
+) -> Result:
+    """Return a new project's state and its first action: ask the ScopeAgent.
+
+    ``verify`` and ``protected`` are the project's own verification commands
+    and protected paths, added to every milestone's; a bad one raises a
+    ``pydantic.ValidationError`` (a ValueError) naming it.
+    """
+    state = ProjectState(
+        user_request=user_request, verify=list(verify), protected=list(protected)
+    )
+    return ask_scope_agent(state)
 
 
 def step(
@@ -83,6 +95,7 @@ def step(
         "run": _on_run,
         "qa": _on_qa,
         "assessor": on_assessor,
+        "verify": on_verify,
     }
     return handlers[event.kind](state, event, config)
 
@@ -143,7 +156,12 @@ def _on_plan(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
         actions = (RecordEscalation(event=problem),)
         return ask_assessor(state, "abort", plan.escalation_context, actions)
     state = update(state, claims=state.claims + 1)
-    return ask_assessor(state, "milestone_done", "", ())
+    return ask_assessor(state, "milestone_done", _claim_note(state), ())
+
+
+def _claim_note(state: ProjectState) -> str:
+    """Return what the Assessor is told of the claimed milestone's verification."""
+    return claim_note(state.milestone_index + 1, state.commands())
 
 
 def _task_for(state: ProjectState, plan: TaskPlan) -> tuple[ProjectState, Task]:
@@ -268,7 +286,8 @@ def _skips_as_claim(state: ProjectState, actions: tuple[Action, ...]) -> Result:
     """
     context = (
         f"The TaskPlanner skipped {state.skips} tasks in a row as already done "
-        "and ran none: judge whether the milestone's work is there."
+        "and ran none: judge whether the milestone's work is there. "
+        + _claim_note(state)
     )
     state = update(state, skips=0, claims=state.claims + 1)
     return ask_assessor(state, "milestone_done", context, actions)

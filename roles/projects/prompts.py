@@ -42,16 +42,22 @@ Turn the user's request into a remit and an ordered list of milestones.
 2. Compare it with the repository's files to find what is missing.
 3. Define milestones as user-testable outcomes ("user can …"), not steps.
 4. Sketch each milestone's rough areas of work (themes, not tasks).
+5. Give each milestone the shell commands that show it done ("verify"): the
+   repository's tests or a script, run in its directory, exit 0 when done.
 On a re-scope you get the completed work and the Assessor's analysis: keep what
 is done, and write only the remaining milestones.
 
 ## OUTPUT FORMAT
-JSON: {"remit": "...", "milestones": [{"description": "...", "areas": ["..."]}]}
+JSON: {"remit": "...", "milestones": [{"description": "...", "areas": ["..."],
+"verify": ["sh tests/check.sh"], "protected": ["tests/"]}]}
 
 ## CONSTRAINTS
 The remit is at most 1000 characters, each milestone at most 200. Milestones
 are sequential, each builds on the previous, and together they satisfy the remit.
-Few milestones are better than many: a small request is one milestone."""
+Few milestones are better than many: a small request is one milestone.
+A milestone is done only when its verify commands (at most 5, one line each)
+pass at the last commit; one without any can never be done. The files they name,
+and the protected paths, are tests: once committed no task may change them."""
 
 PLANNER_SYSTEM = """\
 ## ROLE
@@ -157,9 +163,14 @@ def _cut(text: str, keep: int) -> str:
 
 
 def milestone_text(milestone: Milestone) -> str:
-    """Return a milestone with its sketch of areas."""
+    """Return a milestone with its sketch of areas and the commands that show
+    it done."""
     areas = ", ".join(milestone.areas)
-    return milestone.description + (f"\nAreas of work: {areas}" if areas else "")
+    text = milestone.description + (f"\nAreas of work: {areas}" if areas else "")
+    if milestone.verify:
+        listed = "; ".join(f"`{c}`" for c in milestone.verify)
+        text += f"\nDone when these pass at the last commit: {listed}"
+    return text
 
 
 def done_text(summary: str, done: Sequence[DoneEntry]) -> str:

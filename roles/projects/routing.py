@@ -128,10 +128,23 @@ def _file_problem(base: Path, name: str) -> str:
 
 
 def prestep_verdict(
-    root: Path, result: ImplementationResult, config: ProjectConfig = DEFAULT_CONFIG
+    root: Path,
+    result: ImplementationResult,
+    config: ProjectConfig = DEFAULT_CONFIG,
+    protected: Sequence[str] = (),
 ) -> QAVerdict | None:
-    """Return QA's failing verdict from the file checks, or None to ask the LLM."""
-    problems = check_reported_files(root, result.files)
+    """Return QA's failing verdict from the file checks, or None to ask the LLM.
+
+    ``protected`` are the files the task changed or deleted that the
+    milestone's verification protects (``roles.projects.verification``): the
+    tests its "done" is judged by are never the task's to change, whichever
+    way it changed them.
+    """
+    problems = [
+        f"{name}: a verification file of the milestone, which no task may change"
+        for name in protected
+    ]
+    problems += check_reported_files(root, result.files)
     if not problems:
         return None
     feedback = clip(

@@ -4,7 +4,8 @@
 loads back (``from_dict``); ``roles.projects.machine.step`` moves it. Phases
 name who is awaited, and ``awaiting`` the id of the one reply ``step`` takes::
 
-    scope → plan → implement → qa → plan … → assess → plan | scope | complete
+    scope → plan → implement → qa → plan … → assess → plan | scope | verify
+    verify → plan | scope | complete (the milestone's commands at the commit)
 
 Request ids count up (``r1``, ``r2``…) and a task's Run is requested under its
 dispatch id (``t3-a2``: task 3, attempt 2), so a restored state asks again
@@ -31,20 +32,31 @@ from roles.projects.events import (
     AskQA,
     AskScopeAgent,
     AskTaskPlanner,
+    VerifyMilestone,
 )
+from roles.projects.verification import Commands, Protected
 from roles.projects.window import Window, assessor_view, planner_view
 
 Phase = Literal[
-    "scope", "plan", "implement", "qa", "assess", "complete", "failed", "cancelled"
+    "scope",
+    "plan",
+    "implement",
+    "qa",
+    "assess",
+    "verify",
+    "complete",
+    "failed",
+    "cancelled",
 ]
 TERMINAL = frozenset({"complete", "failed", "cancelled"})
-WORKING = frozenset({"plan", "implement", "qa", "assess"})
+WORKING = frozenset({"plan", "implement", "qa", "assess", "verify"})
 EXPECTS = {
     "scope": "scope",
     "plan": "plan",
     "implement": "run",
     "qa": "qa",
     "assess": "assessor",
+    "verify": "verify",
 }
 SKIPPED = "Skipped: no work was needed."
 
@@ -77,6 +89,10 @@ class ProjectState(Contract):
     model_config = ConfigDict(frozen=True)
 
     user_request: NonEmpty
+    # The project's own verification commands and protected paths (given when
+    # it was created), added to every milestone's.
+    verify: Commands = Field(default_factory=list)
+    protected: Protected = Field(default_factory=list)
     phase: Phase = "scope"
     awaiting: str = ""
     requests: int = Field(default=0, ge=0)
@@ -118,6 +134,15 @@ class ProjectState(Contract):
     def milestone(self) -> Milestone:
         """Return the milestone being worked on."""
         return self.milestones[self.milestone_index]
+
+    def commands(self) -> list[str]:
+        """Return the current milestone's verification commands, the project's
+        first."""
+        return list(dict.fromkeys([*self.verify, *self.milestone.verify]))
+
+    def protected_paths(self) -> list[str]:
+        """Return the current milestone's declared protected paths."""
+        return list(dict.fromkeys([*self.protected, *self.milestone.protected]))
 
     def to_dict(self) -> dict[str, Any]:
         """Return the state as plain JSON data for the Project row."""
@@ -184,6 +209,17 @@ def ask_qa(state: ProjectState) -> Result:
         result=task.result,
     )
     return state, [ask]
+
+
+def ask_verify(state: ProjectState, actions: tuple[Action, ...] = ()) -> Result:
+    """Return the state awaiting the milestone's commands run at the last commit."""
+    state, rid = _awaiting(update(state, task=None), "verify")
+    ask = VerifyMilestone(
+        request_id=rid,
+        milestone_index=state.milestone_index,
+        commands=state.commands(),
+    )
+    return state, [*actions, ask]
 
 
 def ask_assessor(

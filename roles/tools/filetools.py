@@ -9,13 +9,15 @@ error names files of its name that may be read instead, and so does a shell
 command's "Permission denied" on a path the sandbox's uid may not read, or its
 "No such file or directory" on an absolute path that has a namesake nearby, and
 a lone ``find DIR -name NAME`` that found nothing where DIR holds NAME's stem
-with another extension.
+with another extension. A protected file (a project milestone's tests,
+``roles.projects.verification``) is outside the write set: a write to it, by a
+file tool or a command's effect, is refused.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +41,13 @@ class FileTools:
         roots: Sequence[Path],
         hidden: Sequence[Path],
         access: Access,
+        protected: Sequence[Path] = (),
     ):
         self.workspace = workspace
         self.roots = tuple(roots)
         self.hidden = tuple(hidden)
         self.access = access
+        self.protected = tuple(protected)
 
     def path(self, path: str) -> Path:
         """Return ``path`` resolved, or raise ToolError when it is not allowed."""
@@ -65,6 +69,7 @@ class FileTools:
             return
         path = self.path(args["path"])
         if name in WRITE_TOOLS:
+            self.check_protected([path])
             self.access.check(path, WRITE)
             if name != "apply_edit":
                 return
@@ -72,6 +77,20 @@ class FileTools:
             self.access.check(path, READ)
         except ToolError as err:
             raise ToolError(f"{err}{self._readable_elsewhere(path)}") from None
+
+    def check_protected(self, paths: Iterable[Path | str]) -> None:
+        """Refuse a change to a protected file, or to a directory holding one."""
+        for changed in paths:
+            changed = Path(changed)
+            hit = next((p for p in self.protected if p.is_relative_to(changed)), None)
+            if hit is not None:
+                shown = files.shown(hit, self.workspace)
+                raise ToolError(
+                    f"{shown} is protected: the milestone's verification runs it "
+                    "as its test, so a task may not change it (unless the task is "
+                    "to write it, before it is committed); change the code it "
+                    "tests instead"
+                )
 
     def glob(self, args: dict) -> str:
         root = args.get("root") or "."

@@ -108,6 +108,7 @@ class Toolbox:
             self.roots,
             self.hidden,
             for_policy(sandbox and sandbox.policy, self.roots),
+            tuple(p.expanduser().resolve() for p in config.protected_paths),
         )
         self.memory = MemoryGate(memory_rules, approve, self.is_cancelled)
         self.mcp = offered(config.mcp_tools, TOOL_SPECS)
@@ -273,6 +274,8 @@ class Toolbox:
             if tool is not None:
                 done.output, command = render(done.output), tool.shown(args)
             name = tool.qualified if tool else "shell"
+            # Nothing of an effect that touched a protected file is applied.
+            self.files.check_protected(c.path for c in done.effect.changes)
             output = self._law1.judge(command, args, done, name)
             if output.startswith("[LAW1]"):
                 return output  # denied: nothing was changed

@@ -36,10 +36,13 @@ class ToolboxConfig:
     MCP servers' tools offered beside the built-in ones (``roles.tools.mcp``).
     ``derived_targets`` are the calls a first derivation of an answer made, refused
     in its second derivation, which must get it by other means.
+    ``protected_paths`` are files no write may change (a project milestone's
+    tests, ``roles.projects.verification``).
     """
 
     allowed_paths: tuple[Path, ...] = ()
     hidden_paths: tuple[Path, ...] = ()
+    protected_paths: tuple[Path, ...] = ()
     blocked_tools: frozenset[str] = frozenset()
     blocked_targets: frozenset[str] = frozenset()
     derived_targets: frozenset[str] = frozenset()
@@ -62,6 +65,7 @@ class ToolboxConfig:
         # config stays one value however it was made.
         self._keep("allowed_paths", tuple(Path(p) for p in self.allowed_paths))
         self._keep("hidden_paths", tuple(Path(p) for p in self.hidden_paths))
+        self._keep("protected_paths", tuple(Path(p) for p in self.protected_paths))
         self._keep("blocked_tools", frozenset(self.blocked_tools))
         self._keep("unavailable_tools", frozenset(self.unavailable_tools))
         self._keep("blocked_targets", _targets(self.blocked_targets))

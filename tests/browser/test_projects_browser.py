@@ -54,7 +54,8 @@ def script(llm: ScriptedLLMServer, gates: Gates) -> None:
     """Script one project that completes in one task; others stay scoping."""
 
     def scope(request):
-        body = {"remit": REMIT, "milestones": [{"description": MILESTONE}]}
+        milestone = {"description": MILESTONE, "verify": ["ls proj-1.txt"]}
+        body = {"remit": REMIT, "milestones": [milestone]}
         # Only the project that completes is ever let past its scope.
         gate = "scope" if FINISHED in text_of(request) else "other-scope"
         return gates.hold(gate, json.dumps(body))

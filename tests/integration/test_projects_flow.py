@@ -63,10 +63,14 @@ def model(monkeypatch, settings, tmp_path):
         yield server
 
 
-def scope(server, *milestones: str) -> None:
+# Each milestone is done only when its command passes at the last commit.
+NOTES_WRITTEN = "ls proj-*.txt"
+
+
+def scope(server, *milestones: str, verify: tuple[str, ...] = (NOTES_WRITTEN,)) -> None:
     body = {
         "remit": "Notes files",
-        "milestones": [{"description": m} for m in milestones],
+        "milestones": [{"description": m, "verify": list(verify)} for m in milestones],
     }
     server.reply("Scope", json.dumps(body))
 
@@ -153,6 +157,11 @@ def test_a_two_milestone_project_completes(celery_worker, user, model, client):
         "complete",
         "all 2 milestones complete",
     )
+    checked = [m.payload for m in types(project, "RecordVerification")]
+    assert [(c["passed"], c["results"][0]["exit_code"]) for c in checked] == [
+        (True, 0),
+        (True, 0),
+    ]
     client.force_login(user)
     page = client.get(f"/projects/{project.id}/").content.decode()
     assert "Write proj-2.txt" in page and f"/runs/{runs[1].id}/" in page
@@ -244,7 +253,8 @@ def test_cancel_mid_task_stops_its_run_and_the_project(celery_worker, user, mode
 def test_an_abort_judged_minor_drift_sends_the_hint_and_clears_carry_forward(
     celery_worker, user, model
 ):
-    scope(model, "User can read notes")
+    # A command that passes with no work: the report's own rule ends it.
+    scope(model, "User can read notes", verify=("true",))
     planner(
         model,
         "abort",

@@ -14,19 +14,44 @@ from roles.projects.events import (
     QAReply,
     RunReply,
     ScopeReply,
+    VerifyReply,
 )
+from roles.projects.verification import CommandResult
 
 TWO = ["User can create colonies", "User can see colonies in the UI"]
+CHECK = "sh tests/colonies.sh"
 
 
 def kinds(actions):
     return [a.kind for a in actions]
 
 
-def scoped(milestones=TWO):
+def scoped(milestones=TWO, verify=(CHECK,)):
+    """Return the project scoped into ``milestones``, each verified by ``verify``."""
     state, _ = new_project("Add colony management")
+    milestones = [
+        {"description": m, "verify": list(verify)} if isinstance(m, str) else m
+        for m in milestones
+    ]
     scope = Scope(remit="Colony management", milestones=milestones)
     return step(state, ScopeReply(request_id=state.awaiting, scope=scope))
+
+
+def verified(state, exit_code=0, output="ok", commit="c0ffee"):
+    """Answer the milestone's VerifyMilestone: each command exits ``exit_code``."""
+    results = [
+        CommandResult(command=c, exit_code=exit_code, output=output)
+        for c in state.commands()
+    ]
+    reply = VerifyReply(request_id=state.awaiting, commit=commit, results=results)
+    return step(state, reply)
+
+
+def accepted(state, exit_code=0):
+    """The Assessor judges the milestone complete and its commands run."""
+    state, actions = assess(state, "milestone_complete")
+    assert [a.kind for a in actions] == ["verify_milestone"]
+    return verified(state, exit_code)
 
 
 def plan(state, action="implement", description="Colony model", **extra):

@@ -5,6 +5,7 @@ from roles.projects.contracts import Scope
 from roles.projects.events import ScopeReply
 from tests.unit.projects_script import (
     TWO,
+    accepted,
     assess,
     completed,
     kinds,
@@ -25,14 +26,16 @@ def test_a_two_milestone_project_completes():
     state, actions = plan(state, "milestone_done")
     assert kinds(actions) == ["ask_assessor"]
     assert actions[0].view.trigger == "milestone_done"
-    state, actions = assess(state, "milestone_complete")
+    state, actions = accepted(state)
     assert state.milestone_index == 1 and state.window.done == []
-    assert actions[0].view.milestone.description == TWO[1]
+    assert kinds(actions) == ["record_verification", "ask_task_planner"]
+    assert actions[1].view.milestone.description == TWO[1]
     state, _ = one_task(state, "Colony panel")
     state, _ = plan(state, "milestone_done")
-    state, actions = assess(state, "milestone_complete")
+    state, actions = accepted(state)
     assert state.phase == "complete" and state.completed_tasks == 2
-    assert kinds(actions) == ["finish_project"] and actions[0].status == "complete"
+    assert kinds(actions) == ["record_verification", "finish_project"]
+    assert actions[1].status == "complete"
 
 
 def test_a_qa_failure_is_retried_with_its_feedback_then_fixed():
@@ -119,7 +122,7 @@ def test_a_major_divergence_re_scopes_keeping_completed_work():
     state, _ = scoped(TWO + ["Colony state persists"])
     state, _ = one_task(state)
     state, _ = plan(state, "milestone_done")
-    state, _ = assess(state, "milestone_complete")
+    state, _ = accepted(state)
     state, _ = one_task(state, "Colony panel")
     state, _ = plan(state, carry_forward=["Panel buttons"])
     state, _ = run(state)
@@ -202,19 +205,20 @@ def test_a_project_whose_every_task_was_skipped_fails_at_its_report():
     state, _ = plan(state, "skip", description="Colony model exists")
     state, _ = plan(state, "skip", description="Colony model exists")
     state, _ = plan(state, "milestone_done")
-    state, actions = assess(state, "milestone_complete")
+    state, actions = accepted(state)
     assert state.phase == "failed" and state.changed_tasks == 0
-    assert kinds(actions) == ["finish_project"] and actions[0].status == "failed"
-    assert "no task changed a file" in actions[0].reason
-    assert "(all 2 tasks done were skips)" in actions[0].reason
+    assert kinds(actions) == ["record_verification", "finish_project"]
+    assert actions[1].status == "failed"
+    assert "no task changed a file" in actions[1].reason
+    assert "(all 2 tasks done were skips)" in actions[1].reason
 
 
 def test_a_project_with_no_task_done_fails_at_its_report():
     state, _ = scoped(TWO[:1])
     state, _ = plan(state, "milestone_done")
-    state, actions = assess(state, "milestone_complete")
-    assert actions[0].status == "failed"
-    assert "no task changed a file (no task was done)" in actions[0].reason
+    state, actions = accepted(state)
+    assert actions[1].status == "failed"
+    assert "no task changed a file (no task was done)" in actions[1].reason
 
 
 def test_one_task_with_changed_files_lets_a_project_with_skips_complete():
@@ -222,14 +226,14 @@ def test_one_task_with_changed_files_lets_a_project_with_skips_complete():
     state, _ = plan(state, "skip", description="Colony model exists")
     state, _ = one_task(state, "Colony panel")
     state, _ = plan(state, "milestone_done")
-    state, actions = assess(state, "milestone_complete")
+    state, actions = accepted(state)
     assert (state.phase, state.changed_tasks, state.completed_tasks) == (
         "complete",
         1,
         2,
     )
-    assert actions[0].status == "complete"
-    assert actions[0].reason == "all 1 milestone complete"
+    assert actions[1].status == "complete"
+    assert actions[1].reason == "all 1 milestone complete"
 
 
 NOT_DONE = "The --json flag is not in greet.py yet"
@@ -255,8 +259,8 @@ def test_a_done_claim_refused_three_times_in_a_row_goes_to_the_scope_agent():
     assert kinds(actions) == ["record_escalation", "ask_scope_agent"]
     assert (actions[0].event.tier, actions[0].event.trigger) == (3, "major_divergence")
     assert actions[1].divergence_analysis == (
-        "The TaskPlanner claimed milestone 1 done 3 times in a row and the "
-        f"Assessor refused each claim: {NOT_DONE}"
+        "The TaskPlanner claimed milestone 1 done 3 times in a row and each "
+        f"claim was refused: {NOT_DONE}"
     )
     assert state.rescopes == 1 and state.claims == 0
 
@@ -292,11 +296,13 @@ def test_five_skips_in_a_row_ask_the_assessor_whether_the_milestone_is_done():
     assert actions[1].view.trigger == "milestone_done"
     assert actions[1].view.context == (
         "The TaskPlanner skipped 5 tasks in a row as already done and ran none: "
-        "judge whether the milestone's work is there."
+        "judge whether the milestone's work is there. Judge the milestone "
+        "complete only if its work is there: it is then done only if these "
+        "commands pass at the commit: `sh tests/colonies.sh`."
     )
     assert (state.claims, state.skips) == (1, 0)
-    state, actions = assess(state, "milestone_complete")
-    assert kinds(actions) == ["ask_task_planner"] and state.milestone_index == 1
+    state, actions = accepted(state)
+    assert kinds(actions)[-1] == "ask_task_planner" and state.milestone_index == 1
 
 
 def test_a_planner_that_only_skips_goes_to_the_scope_agent_then_fails():
@@ -309,7 +315,7 @@ def test_a_planner_that_only_skips_goes_to_the_scope_agent_then_fails():
         if actions[-1].kind == "ask_assessor":
             state, actions = assess(state, "aligned", correction_hint=NOT_DONE)
         if actions[-1].kind == "ask_scope_agent":
-            assert "refused each claim" in actions[-2].event.detail
+            assert "each claim was refused" in actions[-2].event.detail
             rescoped += 1
             scope = Scope(remit="Colony management", milestones=TWO)
             state, _ = step(state, ScopeReply(request_id=state.awaiting, scope=scope))

@@ -37,6 +37,20 @@ class Command(BaseCommand):
             default="",
             help="working directory inside ARTOO_ALLOWED_PATHS (default: a new one)",
         )
+        parser.add_argument(
+            "--verify",
+            action="append",
+            default=[],
+            metavar="COMMAND",
+            help="a command every milestone's done needs to pass (repeatable)",
+        )
+        parser.add_argument(
+            "--protect",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help="a file or directory no task may change once committed",
+        )
         parser.add_argument("--user", help="owner (default: the first superuser)")
         parser.add_argument("--timeout", type=float, default=7200.0)
         parser.add_argument(
@@ -45,8 +59,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, request, directory, user, timeout, no_wait, **options):
         owner = RunCommand().owner(user)
+        verify, protect = options["verify"], options["protect"]
         try:
-            project = projects.create(owner, request, directory)
+            project = projects.create(owner, request, directory, verify, protect)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"project {project.id}")
