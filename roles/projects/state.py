@@ -140,6 +140,11 @@ class ProjectState(Contract):
         first."""
         return list(dict.fromkeys([*self.verify, *self.milestone.verify]))
 
+    def checked_milestone(self) -> Milestone:
+        """Return the current milestone with every command its done needs, the
+        project's too, as the TaskPlanner and the Assessor are shown it."""
+        return self.milestone.model_copy(update={"verify": self.commands()})
+
     def protected_paths(self) -> list[str]:
         """Return the current milestone's declared protected paths."""
         return list(dict.fromkeys([*self.protected, *self.milestone.protected]))
@@ -190,7 +195,7 @@ def ask_task_planner(state: ProjectState, actions: tuple[Action, ...] = ()) -> R
     task = state.task
     view = planner_view(
         state.window,
-        state.milestone,
+        state.checked_milestone(),
         qa_feedback=task.qa_feedback if task else "",
         correction_hint=state.correction_hint,
         attempt=task.attempt if task else 1,
@@ -230,7 +235,8 @@ def ask_assessor(
 ) -> Result:
     """Return the state awaiting the Assessor (no task in hand), and its view."""
     state, rid = _awaiting(update(state, task=None), "assess")
-    view = assessor_view(state.window, state.remit, state.milestone, trigger, context)
+    milestone = state.checked_milestone()
+    view = assessor_view(state.window, state.remit, milestone, trigger, context)
     return state, [*actions, AskAssessor(request_id=rid, view=view)]
 
 

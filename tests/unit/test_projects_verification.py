@@ -213,3 +213,13 @@ def test_the_executor_may_not_write_a_protected_file(tmp_path):
     assert (tmp_path / "tests" / "check.sh").read_text() == "exit 1\n"
     toolbox.call("write_file", {"path": "notes.py", "content": "x = 1\n"})
     assert (tmp_path / "notes.py").exists()
+
+
+def test_the_planner_and_the_assessor_see_every_command_the_done_needs():
+    state, _ = new_project("Add notes", ["sh tests/all.sh"])
+    scope = Scope(remit="Notes", milestones=[{"description": "Notes", "verify": "x"}])
+    state, actions = step(state, ScopeReply(request_id=state.awaiting, scope=scope))
+    assert actions[0].view.milestone.verify == ["sh tests/all.sh", "x"]
+    assert state.milestone.verify == ["x"]
+    state, actions = plan(state, "milestone_done")
+    assert actions[0].view.milestone.verify == ["sh tests/all.sh", "x"]
