@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from roles.claims.question_words import (
     ALL_LINES,
@@ -45,6 +45,8 @@ Effect = Literal["", "write", "create", "rename", "move", "delete", "change"]
 ANSWERS: tuple[str, ...] = Answer.__args__  # type: ignore[attr-defined]
 # The answers that are one number: a rule of numbers judges them.
 NUMERIC = ("number", "count", "total")
+# The answers a count_of applies to: a count, or a number R1 did not call one.
+COUNTED_ANSWERS = ("count", "number")
 PATHS_LIMIT = 20
 
 
@@ -90,6 +92,15 @@ class Question(Contract):
             paths = [p.strip().strip("'\"`") for p in value if isinstance(p, str)]
             return [p for p in paths if _is_path(p)]
         return value
+
+    @model_validator(mode="after")
+    def _count_of_a_count(self) -> Question:
+        # What a count counts belongs to a count: R1 wrote count_of "files"
+        # for "the total size in bytes of all the files", and the answer, a
+        # sum of sizes, was refused as not a number of files.
+        if self.answer not in COUNTED_ANSWERS and self.count_of:
+            self.count_of = ""
+        return self
 
     @property
     def numeric(self) -> bool:
@@ -232,7 +243,7 @@ def question_for(asks: Question | None, request: str) -> Question:
         # What a count counts is the words' where they plainly ask how many: a
         # small R1 calls accounts "files", and code then refuses answers by it.
         update["count_of"] = words.count_of
-    return asks.model_copy(update=update)
+    return Question.model_validate({**asks.model_dump(), **update})
 
 
 def _excluding(asks: Question, words: Question, request: str) -> str:

@@ -214,6 +214,22 @@ def test_a_total_size_asked_is_not_refused_as_a_count():
     assert evidence_finding(_subtask(intent=asked), result, asked, question) is None
 
 
+def test_what_a_count_counts_is_dropped_from_a_question_that_is_not_a_count():
+    asked = "Wie groß sind alle Dateien unter /srv/in zusammen, in Bytes?"
+    question = question_for(
+        Question(answer="total", count_of="files", matching="bytes"), asked
+    )
+    assert question.count_of == ""
+    assert Question(answer="name", count_of="lines").count_of == ""
+    assert Question(answer="number", count_of="lines").count_of == "lines"
+    summed = _shell(
+        "find /srv/in -type f -printf '%s %p\\n' | awk '{s+=$1} END {print s}'",
+        "22144",
+    )
+    result = _result("22144", summed)
+    assert evidence_finding(_subtask(intent=asked), result, asked, question) is None
+
+
 def test_the_narrower_count_of_the_step_decides_over_the_requests_lines():
     question = Question(answer="count", count_of="lines")
     step = "Count the distinct values of /srv/in/a"
