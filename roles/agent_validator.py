@@ -158,8 +158,9 @@ def validate(
         outcome = outcome_of(subtask, result, "failed", reason, history, verdicts)
         return Validation("failed", verdicts, gap, None, outcome, judged.usage)
     if first.failure_class != "environmental" and nudges(model):
-        asked = question_for(question, request).answer
-        todo = f"{todo} {nudge(asked, result.tool_calls)}".strip()
+        asked = question_for(question, request)
+        ways = nudge(asked.answer, result.tool_calls, asked.count_of)
+        todo = f"{todo} {ways}".strip()
     correction = CorrectionSignal(
         subtask_id=subtask.subtask_id,
         attempt_number=attempt,

@@ -20,7 +20,11 @@ from roles.claims.evidence import parse_evidence, split_exit_code
 
 __all__ = ["COOKBOOK", "cookbook_text", "lines_for", "nudge", "nudges"]
 
-# (the answer kinds a line serves, the line)
+# (the answer kinds a line serves, the line). A count of one kind is
+# ``count:<count_of>`` (``roles.claims.question``); ``count`` serves any count.
+# A line is a command per use, never a list of options: a 1.5B executor shown
+# "find DIR -type f (…; -empty; -perm -u+x)" for hidden files added every
+# option it saw and counted the empty ones.
 COOKBOOK: tuple[tuple[tuple[str, ...], str], ...] = (
     (("count",), "lines: wc -l < FILE; lines holding TEXT: grep -c 'TEXT' FILE; "
      "occurrences: grep -o 'TEXT' FILE | wc -l"),
@@ -32,9 +36,8 @@ COOKBOOK: tuple[tuple[tuple[str, ...], str], ...] = (
     (("total", "number", "name"), "sum of column N of a CSV: "
      "awk -F, 'NR>1 {s+=$N} END {print s}' FILE; largest: sort -t, -k N -g FILE | "
      "tail -1"),
-    (("count", "names", "path"), "files: find DIR -type f -name '*.EXT' | wc -l "
-     "(-maxdepth 1: not in subdirectories; -name '.*': hidden; -empty; -newer "
-     "FILE; -perm -u+x)"),
+    (("count:files", "names", "path"), "files: find DIR -type f -name '*.EXT' | "
+     "wc -l; only those directly in DIR: find DIR -maxdepth 1 -type f | wc -l"),
     (("total", "number", "path", "name"), "file sizes in bytes: find DIR -type f "
      "-printf '%s %p\\n' | sort -n (largest last); their total: find DIR -type f "
      "-printf '%s\\n' | awk '{s+=$1} END {print s}' (du counts disk blocks and "
@@ -60,15 +63,19 @@ def cookbook_text() -> str:
     return f"Standard commands (FILE, DIR, TEXT, N are placeholders):\n{lines}\n\n"
 
 
-def lines_for(answer: str) -> list[str]:
-    """Return the cookbook's first lines for an answer of kind ``answer``."""
-    return [line for kinds, line in COOKBOOK if answer in kinds][:NUDGE_LINES]
+def lines_for(answer: str, count_of: str = "") -> list[str]:
+    """Return the cookbook's first lines for an answer of kind ``answer``: a
+    count's own kind (``count_of``) first."""
+    own = [line for kinds, line in COOKBOOK if f"{answer}:{count_of}" in kinds]
+    rest = [line for kinds, line in COOKBOOK if answer in kinds]
+    return [*own, *rest][:NUDGE_LINES]
 
 
-def nudge(answer: str, tool_calls: Sequence[str]) -> str:
+def nudge(answer: str, tool_calls: Sequence[str], count_of: str = "") -> str:
     """Return the step that failed (the attempt's last call) and the cookbook
-    lines for an answer of kind ``answer`` to try next, or ""."""
-    lines = lines_for(answer)
+    lines for an answer of kind ``answer`` (of a count of ``count_of``) to try
+    next, or ""."""
+    lines = lines_for(answer, count_of)
     if not lines:
         return ""
     calls = [c for c in map(parse_evidence, tool_calls) if c is not None]

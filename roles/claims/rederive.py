@@ -52,7 +52,7 @@ from roles.claims.facts import appears, output_text
 from roles.claims.question import Question
 from roles.contracts import CriterionVerdict, ExecutionResult, SubTask
 from roles.cookbook import lines_for
-from roles.toolclass import tool_classes
+from roles.toolclass import describe, tool_classes
 
 __all__ = [
     "CRITERION",
@@ -137,21 +137,27 @@ def first_derivation(
 
 
 def second_subtask(
-    subtask: SubTask, first: Derivation, request: str, answer: str = ""
+    subtask: SubTask,
+    first: Derivation,
+    request: str,
+    answer: str = "",
+    count_of: str = "",
 ) -> SubTask:
     """Return the subtask that asks for the same fact again, blind to the first
-    answer: the first derivation's command is named as blocked. (Its words
-    are read for what a subtask asks, so they name no kind of count.)"""
+    answer and to its command: only the programs it used are named, to be
+    avoided. A 1.5B executor told the first command ran it again, word for
+    word, three times, and confirmed nothing. (The subtask's words are read
+    for what a subtask asks, so they name no kind of count.)"""
     what = WHAT[first.kind]
+    used = " and ".join(describe(p) for p in first.programs) or "one program"
     context = (
-        f"Work this out on your own from the files. An earlier derivation ran "
-        f"`{first.command}`; that command is blocked now: get the answer by "
-        f"other means (other programs, or another tool). Answer with the "
-        f"{what} alone."
+        f"Work this out on your own from the files. An earlier derivation used "
+        f"{used}: get the answer by other means (other programs, or another "
+        f"tool). Answer with the {what} alone."
     )
     # The commands for such an answer go with the criteria, which no reading
     # of what a subtask asks looks at (its words would name a kind of count).
-    ways = lines_for(answer)
+    ways = lines_for(answer, count_of)
     criteria = (
         [f"the {what} is printed by one of these: {'; or '.join(ways)}"] if ways else []
     )
@@ -298,7 +304,7 @@ def rederive(
     first = first_derivation(question, result, request)
     if first is None:
         return None
-    again = second_subtask(subtask, first, request, question.answer)
+    again = second_subtask(subtask, first, request, question.answer, question.count_of)
     second = execute(again, (first.target,)).result
     # The second answer is held to the rules of evidence as the first was.
     refused = invented_facts(again, second, request, question)

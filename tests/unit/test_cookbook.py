@@ -41,6 +41,13 @@ def test_a_nudge_names_the_failed_step_and_the_lines_for_the_answer_asked():
     assert "Next, try:" in nudge("path", []) and nudge("unknown", [call]) == ""
 
 
+def test_a_count_of_files_is_nudged_to_count_files_first():
+    listing = format_evidence("shell", {"command": "ls -l /d"}, "[exit code 0]\nx")
+    said = nudge("count", [listing], "files")
+    assert said.index("find DIR") < said.index("wc -l < FILE")
+    assert "find DIR" not in nudge("count", [listing], "lines")
+
+
 class _Judge:
     """R4a's model as far as a correction goes: settings, never called."""
 
