@@ -16,12 +16,24 @@ from pydantic.json_schema import SkipJsonSchema
 from roles.contracts import CriterionSpec
 from roles.llm.schemas import Reply, keep_criteria
 
+# How long a plan's lists may grow as the model decodes it (the schema's
+# ``maxItems``, not a validation: a reply from an endpoint without schemas is
+# read whole). A 1.5B planner decoding "which status code appears most often"
+# wrote the same criterion until 2,048 tokens cut it off, twice: 180 s spent
+# and the run abandoned without a plan. The prompt asks for the minimum number
+# of subtasks and concrete criteria; these bounds are well above what a plan
+# that follows it holds.
+MAX_SUBTASKS = 6
+MAX_CRITERIA = 4
+
 
 class PlannedSubTask(Reply):
     """One subtask as the model writes it; ids and parents are ignored."""
 
     intent: str = Field(min_length=1)
-    success_criteria: list[CriterionSpec] = Field(default_factory=list)
+    success_criteria: list[CriterionSpec] = Field(
+        default_factory=list, json_schema_extra={"maxItems": MAX_CRITERIA}
+    )
     context: str = ""
     sequence: int | None = None
 
@@ -36,8 +48,10 @@ class PlanReply(Reply):
     ``notes`` (filled by the parser, never by the model).
     """
 
-    task_criteria: list[CriterionSpec] = Field(default_factory=list)
-    subtasks: list[PlannedSubTask]
+    task_criteria: list[CriterionSpec] = Field(
+        default_factory=list, json_schema_extra={"maxItems": MAX_CRITERIA}
+    )
+    subtasks: list[PlannedSubTask] = Field(json_schema_extra={"maxItems": MAX_SUBTASKS})
     notes: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
 
     @model_validator(mode="before")

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 from roles.agent_validator import ValidatorReply
 from roles.llm.schemas import MAX_ITEMS, reply_schema
 from roles.meta_validator import MetaReply
-from roles.planning.replies import PlanReply
+from roles.perceiver import PerceiverReply
+from roles.planning.replies import MAX_CRITERIA, MAX_SUBTASKS, PlanReply
 
 TYPES = {
     "string": str,
@@ -159,9 +160,24 @@ def _arrays(node):
 
 
 def test_every_array_is_bounded_so_a_repeating_model_must_close_it():
-    arrays = list(_arrays(reply_schema(PlanReply)))
-    assert len(arrays) >= 3  # task_criteria, subtasks, each subtask's criteria
-    assert all(a["maxItems"] == MAX_ITEMS for a in arrays)
+    arrays = list(_arrays(reply_schema(PerceiverReply)))
+    assert arrays and all(a["maxItems"] for a in arrays)
+
+    class Free(BaseModel):
+        many: list[str]
+
+    assert reply_schema(Free)["properties"]["many"]["maxItems"] == MAX_ITEMS
+    plan = reply_schema(PlanReply)["properties"]
+    assert plan["subtasks"]["maxItems"] == MAX_SUBTASKS
+    assert plan["task_criteria"]["maxItems"] == MAX_CRITERIA
+    step = plan["subtasks"]["items"]["properties"]
+    assert step["success_criteria"]["maxItems"] == MAX_CRITERIA
+    # The bound is the decoder's, not a validation: a longer list is read whole.
+    many = [f"criterion {n}" for n in range(MAX_CRITERIA + 2)]
+    reply = PlanReply.model_validate(
+        {"subtasks": [{"intent": "a", "success_criteria": many}]}
+    )
+    assert len(reply.subtasks[0].success_criteria) == MAX_CRITERIA + 2
 
     class Bounded(BaseModel):
         few: list[str] = Field(max_length=2)
