@@ -27,6 +27,7 @@ __all__ = [
     "counts",
     "counts_every_line",
     "is_inverted",
+    "listing_depth",
     "lists_names",
     "looks_for",
     "runs",
@@ -194,6 +195,24 @@ def lists_names(program: Program) -> bool:
         names = ("-l", "-L", "--files-with-matches", "--files-without-match", "--files")
         return program.flag(*names) is not None
     return program.name == "git" and program.operands[:1] == ("ls-files",)
+
+
+def listing_depth(pipeline: Pipeline) -> str:
+    """Return how deep the first lister of ``pipeline`` looks: ``top`` (the
+    entries directly in the directories it is given: ``ls``, ``find
+    -maxdepth 1``, ``tree -L 1``), ``all`` (their subdirectories' too: ``find``,
+    ``ls -R``, ``tree``), or "" when no stage lists names."""
+    program = next((p for p in pipeline.programs if lists_names(p)), None)
+    if program is None or program.name not in ("ls", "find", "tree"):
+        return ""
+    if program.name == "ls":
+        return "all" if _has(program, "-R", "--recursive") else "top"
+    limit = program.flag("-maxdepth") if program.name == "find" else None
+    if program.name == "tree":
+        limit = program.flag("-L")
+    if isinstance(limit, str) and limit.isdigit():
+        return "top" if int(limit) <= 1 else "all"
+    return "all"
 
 
 def _reads_files(program: Program) -> bool:

@@ -15,7 +15,12 @@ import re
 import shlex
 
 from roles.claims.command import parse_command
-from roles.claims.command_queries import command_counts, counts_every_line
+from roles.claims.command_queries import (
+    command_counts,
+    counts,
+    counts_every_line,
+    listing_depth,
+)
 from roles.claims.computed import (
     computed,
     counts_other_lines,
@@ -210,6 +215,50 @@ def counts_the_excluded(case: Case) -> str:
         "them: count without them (a header line: tail -n +2 FILE | wc -l; "
         f"lines that hold something: grep -vc PATTERN FILE); {NO_EVIDENCE}"
     )
+
+
+DEPTH_SAID = {
+    "top": "only the files directly in the directory, not in its subdirectories",
+    "all": "the files of its subdirectories too",
+}
+DEPTH_DONE = {
+    "top": "lists its subdirectories' files too",
+    "all": "lists only the entries directly in the directory",
+}
+DEPTH_HOW = {
+    "top": "find DIR -maxdepth 1 -type f | wc -l",
+    "all": "find DIR -type f | wc -l",
+}
+
+
+def counts_at_other_depth(case: Case) -> str:
+    """A count of files that the request says looks only directly in a
+    directory (or into its subdirectories too), printed only by listings that
+    look at the other depth (``find DIR`` descends; ``ls DIR`` does not)."""
+    asked = next((q.depth for q in (case.question, case.asked) if q.depth), "")
+    numbers = claimed_numbers(case)
+    if not (asked and case.asks("count") and states_total(case) and numbers):
+        return ""
+    printed = [
+        (value, command, _depths(command))
+        for value in numbers
+        for command, error in printers(value, case.calls)
+        if command and not error
+    ]
+    if not printed or any(not d or asked in d for _, _, d in printed):
+        return ""
+    value, command, _ = printed[0]
+    return (
+        f"the request asks for {DEPTH_SAID[asked]}, and the claimed {value} was "
+        f"printed by `{command}`, which {DEPTH_DONE[asked]}: count at the depth "
+        f"asked ({DEPTH_HOW[asked]}); {NO_EVIDENCE}"
+    )
+
+
+def _depths(command: str) -> set[str]:
+    """Return the depths the counting pipelines of ``command`` list at."""
+    pipelines = parse_command(command).pipelines
+    return {d for p in pipelines if counts(p) and (d := listing_depth(p))}
 
 
 def counter_ignores_word(case: Case) -> str:

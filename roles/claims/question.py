@@ -13,7 +13,8 @@ fallback spec)::
 one; ``excluding`` what a count leaves out that the request names (the
 header, comments, blank lines); ``field`` the column or key a total or value
 is of; ``paths`` the files the request names as what it makes or changes;
-``effect`` what it does to them.
+``effect`` what it does to them; ``depth`` how deep a question about a
+directory's files looks, when its words say.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from roles.claims.question_words import (
     ALL_LINES,
@@ -30,6 +32,7 @@ from roles.claims.question_words import (
     asks_for_sum,
     counted_noun,
     counted_word,
+    depth,
     excluded,
 )
 from roles.contract_base import Contract
@@ -61,6 +64,10 @@ class Question(Contract):
     field: str = Field(default="", max_length=200)
     paths: list[str] = Field(default_factory=list, max_length=PATHS_LIMIT)
     effect: Effect = ""
+    # How deep a question about a directory's files looks (``top``: only the
+    # files directly in it; ``all``: its subdirectories' too), from the
+    # request's words; not in R1's schema.
+    depth: SkipJsonSchema[Literal["", "top", "all"]] = ""
     # "model" when R1 stated it, "text" when read from the request's words.
     source: Literal["model", "text"] = "model"
 
@@ -169,7 +176,11 @@ def read_question(text: str) -> Question:
     text = text or ""
     effect = next((name for name, verb in EFFECTS if verb.search(text)), "")
     paths = [p.rstrip(".:!?") for p in PATH.findall(text)][:PATHS_LIMIT]
-    base: dict[str, Any] = {"source": "text", "subject": " ".join(text.split())[:300]}
+    base: dict[str, Any] = {
+        "source": "text",
+        "subject": " ".join(text.split())[:300],
+        "depth": depth(text),
+    }
     if effect and not ASKING.search(text) and (paths or _leads(text, effect)):
         return Question(answer="effect", effect=effect, paths=paths, **base)
     if asks_for_count(text) and not asks_for_sum(text):
@@ -234,6 +245,7 @@ def question_for(asks: Question | None, request: str) -> Question:
         "paths": kept,
         "matching": _matching(asks, request),
         "excluding": _excluding(asks, words, request),
+        "depth": words.depth,
     }
     if words.answer != "text" and words.answer != asks.answer:
         # The words plainly state another kind: a small R1 misnames kinds (a

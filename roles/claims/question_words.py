@@ -112,6 +112,33 @@ def counted_noun(*texts: str) -> str:
     return ""
 
 
+# How deep a question about a directory's files looks: only the files directly
+# in it, or those of its subdirectories too. Stated in words, or not at all.
+DEPTH_TOP = re.compile(
+    r"\bdirectly\s+(?:in|under|inside|within)\b|\btop[- ]level\b"
+    r"|\bnon-?recursive(?:ly)?\b|\bnot\s+recursive(?:ly)?\b"
+    r"|\b(?:not|without|excluding|ignoring)\s+(?:(?:counting|including|looking|going|"
+    r"descending|recursing)\s+)?(?:in(?:to)?\s+|inside\s+)?(?:its\s+|the\s+|any\s+)?"
+    r"sub-?(?:director(?:y|ies)|folders?|dirs?)\b",
+    re.IGNORECASE,
+)
+DEPTH_ALL = re.compile(
+    r"\brecursive(?:ly)?\b|\bat\s+any\s+depth\b|\banywhere\s+(?:in|under|below)\b"
+    r"|\b(?:including|and|with|in|plus)\s+(?:all\s+)?(?:of\s+)?(?:its\s+|their\s+|the\s+)?"
+    r"(?:all\s+)?sub-?(?:director(?:y|ies)|folders?|dirs?)\b",
+    re.IGNORECASE,
+)
+
+
+def depth(request: str) -> str:
+    """Return how deep a question about a directory's files looks, as its
+    words state it: ``top`` (only the files directly in it), ``all`` (those
+    of its subdirectories too), or "" when they state neither."""
+    if DEPTH_TOP.search(request or ""):
+        return "top"
+    return "all" if DEPTH_ALL.search(request or "") else ""
+
+
 def excluded(request: str) -> str:
     """Return what a count question says to leave out ("the header" in "how
     many rows, not counting the header"), else ""."""

@@ -193,6 +193,41 @@ def test_a_count_that_leaves_lines_out_is_not_one_of_every_line():
     assert evidence_finding(_subtask(intent=plain), every, plain) is None
 
 
+def test_a_count_of_files_is_judged_at_the_depth_the_request_states():
+    top = "How many PDFs sit at the top level of /srv/docs, ignoring subfolders?"
+    question = question_for(Question(answer="count", count_of="files"), top)
+    assert question.depth == "top"
+    subtask = _subtask(intent=top)
+    for command in (
+        "find /srv/docs -name '*.pdf' | wc -l",
+        "ls -R /srv/docs | grep -c '\\.pdf$'",
+        "find /srv/docs -maxdepth 3 -type f -name '*.pdf' | wc -l",
+    ):
+        deep = _result("12", _shell(command, "12"))
+        finding = evidence_finding(subtask, deep, top, question)
+        assert finding is not None and finding.rule == "counts-at-other-depth", command
+        assert "-maxdepth 1" in finding.reason
+    for command in (
+        "find /srv/docs -maxdepth 1 -type f -name '*.pdf' | wc -l",
+        "ls /srv/docs/*.pdf | wc -l",
+    ):
+        shallow = _result("5", _shell(command, "5"))
+        assert evidence_finding(subtask, shallow, top, question) is None, command
+    every = "Count every file under /srv/docs, at any depth."
+    question = question_for(Question(answer="count"), every)
+    assert question.depth == "all"
+    listed = _result("5", _shell("ls /srv/docs | wc -l", "5"))
+    finding = evidence_finding(_subtask(intent=every), listed, every, question)
+    assert finding is not None and finding.rule == "counts-at-other-depth"
+    found = _result("12", _shell("find /srv/docs -type f | wc -l", "12"))
+    assert evidence_finding(_subtask(intent=every), found, every, question) is None
+    # No depth stated: either listing stands.
+    plain = "How many files are in /srv/docs?"
+    assert question_for(Question(answer="count"), plain).depth == ""
+    for listed in (_result("5", _shell("ls /srv/docs | wc -l", "5")), found):
+        assert evidence_finding(_subtask(intent=plain), listed, plain) is None
+
+
 def test_a_count_of_lines_may_be_a_sum_of_counts_or_a_count_of_matches():
     question = Question(answer="count", count_of="lines")
     asked = "How many lines do the two files in /srv/in hold together?"
