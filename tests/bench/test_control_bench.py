@@ -58,7 +58,7 @@ def scripted(tasks_dir):
         path, found = named_file(request)
         target = path or (found[0] if found else "missing.txt")
         # Asked to derive the count again by other means, it counts with grep.
-        again = "An earlier derivation ran" in text_of(request)
+        again = "An earlier derivation used" in text_of(request)
         command = f"grep -c '' {target}" if again else f"wc -l < {target}"
         return Step(tool_calls=(_call("shell", {"command": command}),))
 

@@ -36,7 +36,7 @@ FIRST, AGAIN, FIXED = (
 
 def executor(request) -> Step | str:
     text = text_of(request)
-    if "An earlier derivation ran" in text:
+    if "An earlier derivation used" in text:
         command = AGAIN
     elif "CORRECTION" in text:
         command = FIXED
