@@ -152,6 +152,36 @@ def path_stated(answer: Answer) -> str:
     )
 
 
+def path_of_other_kind(answer: Answer) -> str:
+    """A directory is asked and every path the answer states is a file on
+    disk, or a file is asked and every one is a directory (the request's own
+    paths and the directories above them aside)."""
+    asked = answer.question.path_kind
+    if not asked or answer.question.answer not in ("path", "name", "names"):
+        return ""
+    places = ABSOLUTE_PATH.findall(answer.request)
+    own = {posixpath.normpath(a) for p in places for a in _ancestors(p)}
+    stated = [
+        posixpath.normpath(found)
+        for found in ABSOLUTE_PATH.findall(answer.text)
+        if posixpath.normpath(found) not in own and _exists(found)
+    ]
+    kinds = {_kind(path) for path in stated}
+    other = "file" if asked == "directory" else "directory"
+    if not stated or kinds != {other}:
+        return ""
+    return (
+        f"the request asks for a {asked}, and {stated[0]} is a {other}: answer "
+        f"with the {asked} the tool output shows"
+    )
+
+
+def _kind(path: str) -> str:
+    if os.path.isdir(path):
+        return "directory"
+    return "file" if os.path.isfile(path) else ""
+
+
 def yes_or_no(answer: Answer) -> str:
     """A yes/no question whose answer says neither."""
     if answer.question.answer != "yes_no" or YES_NO.search(answer.text):
@@ -221,6 +251,7 @@ ANSWER_RULES: tuple[AnswerRule, ...] = (
     AnswerRule("number-not-stated", number_stated, ANSWERED),
     AnswerRule("names-not-stated", names_stated, "the answer states the names"),
     AnswerRule("path-not-stated", path_stated, "the answer states the path"),
+    AnswerRule("path-of-other-kind", path_of_other_kind, "the answer states the path"),
     AnswerRule("yes-no-not-stated", yes_or_no, "the answer says yes or no"),
 )
 

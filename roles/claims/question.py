@@ -14,7 +14,8 @@ one; ``excluding`` what a count leaves out that the request names (the
 header, comments, blank lines); ``field`` the column or key a total or value
 is of; ``paths`` the files the request names as what it makes or changes;
 ``effect`` what it does to them; ``depth`` how deep a question about a
-directory's files looks, when its words say.
+directory's files looks, and ``path_kind`` whether it asks for a file or a
+directory, when its words say.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from roles.claims.question_words import (
     counted_word,
     depth,
     excluded,
+    path_kind,
 )
 from roles.contract_base import Contract
 
@@ -68,6 +70,9 @@ class Question(Contract):
     # files directly in it; ``all``: its subdirectories' too), from the
     # request's words; not in R1's schema.
     depth: SkipJsonSchema[Literal["", "top", "all"]] = ""
+    # The kind of entry a question about a path asks for (a directory or a
+    # file), from the request's words; not in R1's schema.
+    path_kind: SkipJsonSchema[Literal["", "file", "directory"]] = ""
     # "model" when R1 stated it, "text" when read from the request's words.
     source: Literal["model", "text"] = "model"
 
@@ -180,6 +185,7 @@ def read_question(text: str) -> Question:
         "source": "text",
         "subject": " ".join(text.split())[:300],
         "depth": depth(text),
+        "path_kind": path_kind(text),
     }
     if effect and not ASKING.search(text) and (paths or _leads(text, effect)):
         return Question(answer="effect", effect=effect, paths=paths, **base)
@@ -246,6 +252,7 @@ def question_for(asks: Question | None, request: str) -> Question:
         "matching": _matching(asks, request),
         "excluding": _excluding(asks, words, request),
         "depth": words.depth,
+        "path_kind": words.path_kind,
     }
     if words.answer != "text" and words.answer != asks.answer:
         # The words plainly state another kind: a small R1 misnames kinds (a

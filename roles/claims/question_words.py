@@ -130,6 +130,25 @@ DEPTH_ALL = re.compile(
 )
 
 
+# What kind of entry a question about a path asks for: "which directory …",
+# "what folder …" or "which (log) file …".
+ASKS_DIRECTORY = re.compile(
+    r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:sub-?)?(?:director(?:y|ies)|folders?|dirs?)\b",
+    re.IGNORECASE,
+)
+ASKS_FILE = re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?files?\b", re.IGNORECASE)
+
+
+def path_kind(request: str) -> str:
+    """Return the kind of entry a question asks for, as its words state it:
+    ``directory``, ``file``, or "" when they state neither (or both)."""
+    directory = ASKS_DIRECTORY.search(request or "")
+    file = ASKS_FILE.search(request or "")
+    if directory and not file:
+        return "directory"
+    return "file" if file and not directory else ""
+
+
 def depth(request: str) -> str:
     """Return how deep a question about a directory's files looks, as its
     words state it: ``top`` (only the files directly in it), ``all`` (those

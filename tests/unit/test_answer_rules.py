@@ -6,7 +6,7 @@ import pytest
 
 from roles.claims.answer_rules import subtask_effect, unanswered_question
 from roles.claims.evidence import format_evidence
-from roles.claims.question import Question
+from roles.claims.question import Question, question_for
 from roles.contracts import ExecutionResult, SubTask, SubTaskOutcome
 
 
@@ -158,3 +158,29 @@ def test_the_requests_own_directory_restated_is_no_path_answered(tmp_path):
     for restated in (f"{tmp_path}/projects", f"{tmp_path}/projects/", str(tmp_path)):
         assert path_stated(Answer(asked, request, [restated], [listed]))
     assert path_stated(Answer(asked, request, [f"{tmp_path}/projects/beta"], [])) == ""
+
+
+def test_a_directory_asked_and_a_file_answered_is_refused(tmp_path: Path):
+    (tmp_path / "beta").mkdir()
+    (tmp_path / "gamma").mkdir()
+    (tmp_path / "gamma" / "big.txt").write_text("x" * 99)
+    request = f"Welcher Ordner, which folder in {tmp_path} has the newest entries?"
+    question = question_for(Question(answer="path"), request)
+    assert question.path_kind == "directory"
+    listed = _shell(
+        f"ls -lt {tmp_path}/*", f"{tmp_path}/gamma/big.txt\n{tmp_path}/beta"
+    )
+    file = f"{tmp_path}/gamma/big.txt"
+    rules = _rules(question, file, listed, request=request)
+    assert rules == ["path-of-other-kind"]
+    assert _rules(question, f"{tmp_path}/beta", listed, request=request) == []
+    # A file asked and a file answered; no kind stated, either stands.
+    which_file = f"Which file under {tmp_path} is the largest?"
+    asked = question_for(Question(answer="path"), which_file)
+    assert asked.path_kind == "file"
+    assert _rules(asked, file, listed, request=which_file) == []
+    assert _rules(asked, f"{tmp_path}/beta", listed, request=which_file) == [
+        "path-of-other-kind"
+    ]
+    plain = f"Where is the biggest thing in {tmp_path}?"
+    assert question_for(Question(answer="path"), plain).path_kind == ""
