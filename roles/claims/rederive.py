@@ -26,7 +26,11 @@ same programs, confirms nothing and refutes nothing: the verdict passes, named
 ``re-derivation-unconfirmed``, so a small model's failed second try does not
 turn a right first answer into an abandon (measured: with a 1.5B model it did,
 on "how many lines does FILE have?": the correction sent the executor from
-``wc -l`` to a wrong count). ``strict`` fails it instead, as an environmental
+``wc -l`` to a wrong count). A yes or no, which no tool prints (the
+executor read the data and said which), is not confirmed by an unconfirmed
+second derivation: it fails as under ``strict`` (measured with a 1.5B
+executor: "requests>=2.31" read as an exact pin, and the second try answered
+a number). ``strict`` fails every kind instead, as an environmental
 failure (nothing refuted the approach, so GGS blocks none of its tools), with a
 correction asking for a command that computes what is asked.
 """
@@ -182,14 +186,17 @@ def agreement(
     """Return the verdict of the two derivations: they agree (pass), they
     disagree (fail), or the second confirms nothing: it showed no value of the
     kind, got it by the same programs, or the rules of evidence ``refused``
-    it. That passes, named ``re-derivation-unconfirmed``, unless ``strict``.
+    it. That passes, named ``re-derivation-unconfirmed``, unless ``strict``
+    or the answer is a yes or no, which rests on the executor's reading alone.
 
     A second derivation that stopped before it stated a number still
     computed one when its last computing command printed exactly one: that
     number is its result (``computes`` names what such a command computes,
     ``command_counts``'s kinds; any, when empty)."""
     verdict = _compared(first, second, asked, refused, computes)
-    if verdict.rule == UNCONFIRMED and not strict:
+    # A yes or no is no value a tool printed: it is the executor's reading of
+    # what it read. Unconfirmed, nothing but that reading stands behind it.
+    if verdict.rule == UNCONFIRMED and not strict and first.kind != "yes_no":
         return verdict.model_copy(update={"verdict": "pass", "failure_class": None})
     return verdict
 

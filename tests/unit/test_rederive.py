@@ -289,3 +289,22 @@ def test_an_uncertain_second_derivation_that_states_a_value_is_compared():
     again = again.model_copy(update={"status": "uncertain"})
     assert agreement(first, again, asked).rule == "re-derived"
     assert agreement(first, again, asked).verdict == "fail"
+
+
+def test_a_yes_or_no_that_a_second_derivation_did_not_confirm_fails():
+    asked = "Is compression switched on in /d/nginx.conf?"
+    yes_no = Question(answer="yes_no")
+    read = ("cat /d/nginx.conf", "gzip off;\nlisten 80;")
+    first = first_derivation(yes_no, result("Yes", read), asked)
+    for again in (
+        result("I could not tell", status="failed"),
+        result("3", ("echo 3", "3")),
+    ):
+        verdict = agreement(first, again, asked)
+        assert verdict.verdict == "fail" and verdict.rule == "re-derivation-unconfirmed"
+        assert verdict.failure_class == "environmental"
+    # A number's unconfirmed second derivation still passes (see above).
+    count = first_derivation(COUNT, result("17", ("sort -u ips | wc -l", "17")))
+    assert agreement(count, result("I could not do it", status="failed")).verdict == (
+        "pass"
+    )
