@@ -54,7 +54,12 @@ def known(case: Case) -> str:
 
 
 def claimed_numbers(case: Case) -> list[str]:
-    return [f for f in dict.fromkeys(FACT.findall(case.claim)) if is_number(f)]
+    """Return the numbers the claim states, less those it restates from the
+    request (the 10, 00 and 59 of "between 10:00 and 10:59"), unless it
+    states no other."""
+    numbers = [f for f in dict.fromkeys(FACT.findall(case.claim)) if is_number(f)]
+    asked = set(FACT.findall(case.request))
+    return [f for f in numbers if f not in asked] or numbers
 
 
 def totals(case: Case) -> bool:
@@ -75,7 +80,7 @@ def counted_word(case: Case) -> str:
 # What a count of each kind may be computed by (``command_counts``'s kinds).
 # A count of lines or rows may be any count of lines (matching or distinct
 # ones, a list of files) or a sum of such counts, never a size or a word count.
-LINE_COUNTS = ("lines", "matches", "distinct", "files", "sum")
+LINE_COUNTS = ("lines", "matches", "distinct", "sum")
 COUNTED_BY = {
     "distinct": ("distinct",),
     "files": ("files",),

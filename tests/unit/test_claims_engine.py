@@ -228,6 +228,29 @@ def test_a_count_of_files_is_judged_at_the_depth_the_request_states():
         assert evidence_finding(_subtask(intent=plain), listed, plain) is None
 
 
+def test_numbers_the_claim_restates_from_the_request_are_not_its_claim():
+    asked = "How many deploys in /srv/q/deploy.log ran between 09:00 and 09:30?"
+    question = question_for(Question(answer="count"), asked)
+    failed_search = _shell("grep -c '09:00-09:30' /srv/q/deploy.log", "0")
+    listing = _shell("ls /srv/q | wc -l", "1")
+    # The claim's "00" of 09:00 is no count the failed search printed.
+    result = _result("1 deploy ran between 09:00 and 09:30.", failed_search, listing)
+    finding = evidence_finding(_subtask(intent=asked), result, asked, question)
+    assert finding is not None and "the claimed 1 was printed by `ls /srv/q" in (
+        finding.reason
+    )
+
+
+def test_a_count_of_rows_or_lines_is_never_a_count_of_files():
+    asked = "How many entries does /srv/q/cron.log hold?"
+    question = question_for(Question(answer="count"), asked)
+    files = _result("1", _shell("find /srv/q -name '*.log' | wc -l", "1"))
+    finding = evidence_finding(_subtask(intent=asked), files, asked, question)
+    assert finding is not None and finding.rule == "counts-other-kind"
+    rows = _result("12", _shell("wc -l < /srv/q/cron.log", "12"))
+    assert evidence_finding(_subtask(intent=asked), rows, asked, question) is None
+
+
 def test_a_count_of_lines_may_be_a_sum_of_counts_or_a_count_of_matches():
     question = Question(answer="count", count_of="lines")
     asked = "How many lines do the two files in /srv/in hold together?"
