@@ -70,6 +70,46 @@ def states_total(case: Case) -> bool:
     return totals(case) and states_a_result(case.claim)
 
 
+# Words that ask for a size: a file's size is an answer only to these.
+SIZE_ASKED = re.compile(
+    r"\b(?:sizes?|bytes?|[kmgt]i?b|(?:kilo|mega|giga)bytes?|disk|space|how\s+big"
+    r"|how\s+large|weigh\w*|(?:big|bigg|larg|small)\w*\s+(?:\w+\s+)?(?:files?|"
+    r"director(?:y|ies)|folders?|logs?))\b",
+    re.IGNORECASE,
+)
+
+
+def size_for_other_number(case: Case) -> str:
+    """A number (a total, the largest value …) whose request says nothing of
+    sizes, answered with one only commands that print files' sizes printed
+    (``du``, ``stat -c %s``, ``find -printf %s``, ``ls -S``'s column): a file's
+    size is no value its data holds."""
+    if not (case.question.numeric or case.asked.numeric) or case.asks("count"):
+        return ""
+    words = " ".join(
+        [case.request, *(f"{q.subject} {q.field}" for q in (case.question, case.asked))]
+    )
+    numbers = claimed_numbers(case)
+    if SIZE_ASKED.search(words) or not (numbers and states_a_result(case.claim)):
+        return ""
+    printed = [
+        (value, command)
+        for value in numbers
+        for command, error in printers(value, case.calls)
+        if command and not error
+    ]
+    if not printed or any(
+        command_counts(parse_command(c)) != "size" for _, c in printed
+    ):
+        return ""
+    value, command = printed[0]
+    return (
+        f"the claimed {value} was printed by `{command}`, which prints files' sizes "
+        "in bytes, and the request asks for no size: compute it from what the "
+        f"files hold (sort -n FILE | tail -1; awk); {NO_EVIDENCE}"
+    )
+
+
 def counted_word(case: Case) -> str:
     for q in (case.question, case.asked):
         if q.answer == "count" and q.matching:

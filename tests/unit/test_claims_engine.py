@@ -251,6 +251,38 @@ def test_a_count_of_rows_or_lines_is_never_a_count_of_files():
     assert evidence_finding(_subtask(intent=asked), rows, asked, question) is None
 
 
+def test_a_files_size_is_no_value_its_data_holds():
+    for asked, printer in (
+        (
+            "What is the highest reading in /srv/m/temps.txt?",
+            "find /srv/m/temps.txt -printf '%s %p\\n' | sort -n | tail -1",
+        ),
+        (
+            "Quel est le total des montants dans /srv/m/a.csv ?",
+            "stat -c %s /srv/m/a.csv",
+        ),
+        ("What is the sum of the values in /srv/m/v.txt?", "du -b /srv/m/v.txt"),
+    ):
+        question = question_for(Question(answer="number"), asked)
+        sized = _result("233", _shell(printer, "233 /srv/m/x"))
+        finding = evidence_finding(_subtask(intent=asked), sized, asked, question)
+        assert finding is not None, asked
+        assert finding.rule == "size-for-other-number", asked
+    # A size asked is answered by a size.
+    for asked in (
+        "How big is /srv/m/temps.txt in bytes?",
+        "What is the size of the largest file in /srv/m?",
+    ):
+        sized = _result("233", _shell("stat -c %s /srv/m/temps.txt", "233"))
+        question = question_for(Question(answer="number"), asked)
+        assert evidence_finding(_subtask(intent=asked), sized, asked, question) is None
+    # The data's own value passes.
+    asked = "What is the highest reading in /srv/m/temps.txt?"
+    read = _result("94", _shell("sort -n /srv/m/temps.txt | tail -1", "94"))
+    question = question_for(Question(answer="number"), asked)
+    assert evidence_finding(_subtask(intent=asked), read, asked, question) is None
+
+
 def test_a_count_of_lines_may_be_a_sum_of_counts_or_a_count_of_matches():
     question = Question(answer="count", count_of="lines")
     asked = "How many lines do the two files in /srv/in hold together?"
