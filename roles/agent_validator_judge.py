@@ -16,7 +16,7 @@ from roles.agent_validator_prompts import (
     ValidatorReply,
     build_messages,
 )
-from roles.claims.answer_rules import answer_form
+from roles.claims.answer_rules import answer_form, edit_shown
 from roles.claims.checks import evaluate_check
 from roles.claims.deletions import deletions_shown
 from roles.claims.evidence import only_echoes, parse_evidence
@@ -119,8 +119,12 @@ def judge(
             known[index] = _verdict(criterion, check.passed, check.evidence, rule)
         elif criterion.criterion.startswith(DONE):
             calls = result.tool_calls
-            shown = deletions_shown(subtask.intent, request, calls) or script_shown(
-                subtask.intent, request, calls
+            shown = (
+                deletions_shown(subtask.intent, request, calls)
+                or script_shown(subtask.intent, request, calls)
+                or edit_shown(
+                    question_for(question, request), subtask.intent, request, calls
+                )
             )
             if shown:
                 known[index] = _verdict(criterion, True, shown, "effect-shown")

@@ -40,6 +40,7 @@ __all__ = [
     "FORM_RULES",
     "Answer",
     "answer_form",
+    "edit_shown",
     "unanswered_question",
     "subtask_effect",
     "unmade_effect",
@@ -294,6 +295,47 @@ def answer_form(
         if reason:
             return rule.name, reason
     return "", ""
+
+
+# A value a change request states: a quoted text, or a number outside a path.
+STATED_VALUE = re.compile(
+    r"['\"`](?P<quoted>[^'\"`\n]{1,80})['\"`]|(?<![\w./:-])(?P<number>\d+(?:\.\d+)?)(?![\w/])"
+)
+
+
+def edit_shown(
+    question: Question, intent: str, request: str, entries: Sequence[str]
+) -> str:
+    """Return the evidence that a change the request asks of a named file is
+    made, else "": the subtask's intent names the file, the only successful
+    writes to it are in-place edits (``apply_edit`` replaces one occurrence
+    and keeps the rest; a whole-file write may drop lines, which only a
+    reading can judge), and the file now holds every value the request
+    states (the 9090 of "set the port in FILE to 9090"). A request that
+    states no value is left to the reading."""
+    if question.answer != "effect" or question.effect != "change":
+        return ""
+    named = [p for p in question.paths if p in intent]
+    outside = ABSOLUTE_PATH.sub(" ", request)
+    values = [m["quoted"] or m["number"] for m in STATED_VALUE.finditer(outside)]
+    if len(named) != 1 or not values:
+        return ""
+    path = named[0]
+    calls = [c for c in map(parse_evidence, entries) if c is not None]
+    writes = [c for c in calls if not is_failed_call(c) and path in written([c])]
+    if not writes or any(c.tool != "apply_edit" for c in writes):
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as held:
+            body = held.read(1_000_000)
+    except OSError:
+        return ""
+    if not all(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", body) for v in values):
+        return ""
+    return (
+        f"{len(writes)} in-place edit(s) changed {path}, and it now holds "
+        f"{', '.join(repr(v) for v in values)}"
+    )
 
 
 def subtask_effect(

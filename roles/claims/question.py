@@ -257,7 +257,14 @@ def question_for(asks: Question | None, request: str) -> Question:
     if words.answer != "text" and words.answer != asks.answer:
         # The words plainly state another kind: a small R1 misnames kinds (a
         # list of services called a path), and the words are the user's.
-        update |= {"answer": words.answer, "count_of": words.count_of}
+        # What belongs to the kind comes with it: a change R1 called a value
+        # kept no effect, and code never checked the file was changed.
+        update |= {
+            "answer": words.answer,
+            "count_of": words.count_of,
+            "effect": words.effect,
+            "paths": kept or words.paths,
+        }
     elif words.answer == "count" == asks.answer and not _narrower(asks, words):
         # What a count counts is the words' where they plainly ask how many: a
         # small R1 calls accounts "files", and code then refuses answers by it.

@@ -8,6 +8,7 @@ from roles.claims.answer_rules import subtask_effect, unanswered_question
 from roles.claims.evidence import format_evidence
 from roles.claims.question import Question, question_for
 from roles.contracts import ExecutionResult, SubTask, SubTaskOutcome
+from roles.tools import ToolError
 
 
 def _shell(command, output, code=0):
@@ -184,3 +185,35 @@ def test_a_directory_asked_and_a_file_answered_is_refused(tmp_path: Path):
     ]
     plain = f"Where is the biggest thing in {tmp_path}?"
     assert question_for(Question(answer="path"), plain).path_kind == ""
+
+
+def test_an_in_place_edit_that_leaves_the_stated_value_in_the_file_is_shown(
+    tmp_path: Path,
+):
+    from roles.claims.answer_rules import edit_shown
+    from roles.tools import Toolbox
+
+    conf = tmp_path / "app.yaml"
+    conf.write_text("name: shop\ntimeout: 10\nretries: 2\n")
+    request = f"Change the timeout in {conf} to 45 seconds."
+    question = question_for(Question(answer="value"), request)
+    assert (question.answer, question.effect) == ("effect", "change")
+    box = Toolbox(tmp_path, approve=lambda ask: True)
+    with pytest.raises(ToolError):
+        box.call("apply_edit", {"path": str(conf), "old": "timeout=10", "new": "x"})
+    box.call(
+        "apply_edit", {"path": str(conf), "old": "timeout: 10", "new": "timeout: 45"}
+    )
+    intent = f"Set the timeout in {conf} to 45"
+    assert "'45'" in edit_shown(question, intent, request, box.evidence)
+    # The wrong value, a whole-file write, or no value stated: left to the reading.
+    wrong = Toolbox(tmp_path, approve=lambda ask: True)
+    wrong.call(
+        "apply_edit", {"path": str(conf), "old": "timeout: 45", "new": "timeout: 4"}
+    )
+    assert edit_shown(question, intent, request, wrong.evidence) == ""
+    whole = Toolbox(tmp_path, approve=lambda ask: True)
+    whole.call("write_file", {"path": str(conf), "content": "timeout: 45\n"})
+    assert edit_shown(question, intent, request, whole.evidence) == ""
+    vague = f"Tidy up {conf}."
+    assert edit_shown(question_for(None, vague), intent, vague, box.evidence) == ""
