@@ -6,8 +6,9 @@ reads and works out by hand. R3's system prompt lists them all
 answer asked, after the step that failed (``nudge``)::
 
     nudge("count", ["shell: {\\"command\\": \\"wc -l f\\"} → [exit code 0]\\n31 f"])
-    # "The step that failed: `wc -l f` printed 31. Next, try: lines holding
-    #  TEXT: grep -c 'TEXT' FILE; …"
+    # "The step that failed: `wc -l f` printed 31. Next, try one of:
+    #    wc -l < FILE  # lines
+    #    grep -c 'TEXT' FILE  # lines holding TEXT …"
 
 Shapes only (FILE, DIR, TEXT, N are placeholders), no task's data.
 """
@@ -20,55 +21,72 @@ from roles.claims.evidence import parse_evidence, split_exit_code
 
 __all__ = ["COOKBOOK", "cookbook_text", "lines_for", "nudge", "nudges"]
 
-# (the answer kinds a line serves, the line). A count of one kind is
-# ``count:<count_of>`` (``roles.claims.question``); ``count`` serves any count.
-# A line is a command per use, never a list of options: a 1.5B executor shown
-# "find DIR -type f (…; -empty; -perm -u+x)" for hidden files added every
-# option it saw and counted the empty ones.
-COOKBOOK: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("count",), "lines: wc -l < FILE; lines holding TEXT: grep -c 'TEXT' FILE; "
-     "occurrences: grep -o 'TEXT' FILE | wc -l"),
-    (("count",), "rows whose field N equals TEXT (separator ':'): "
-     "awk -F: '$N==\"TEXT\"' FILE | wc -l"),
-    (("count",), "distinct values of field N: awk '{print $N}' FILE | sort -u | wc -l"),
-    (("name", "names"), "most frequent value: awk '{print $N}' FILE | sort | "
-     "uniq -c | sort -rn | head -3"),
-    (("total", "number", "name"), "sum of column N of a CSV: "
-     "awk -F, 'NR>1 {s+=$N} END {print s}' FILE; largest: sort -t, -k N -g FILE | "
-     "tail -1"),
-    (("count:files", "names", "path"), "files: find DIR -type f -name '*.EXT' | "
-     "wc -l; only those directly in DIR: find DIR -maxdepth 1 -type f | wc -l"),
-    (("total", "number", "path", "name"), "file sizes in bytes: find DIR -type f "
-     "-printf '%s %p\\n' | sort -n (largest last); their total: find DIR -type f "
-     "-printf '%s\\n' | awk '{s+=$1} END {print s}' (du counts disk blocks and "
-     "directories); newest: ls -t DIR | head -1"),
-    (("path", "names"), "which file holds TEXT: grep -rl 'TEXT' DIR; where: "
-     "grep -rn 'TEXT' DIR"),
-    (("value", "yes_no"), "a setting's value: grep -n 'KEY' FILE; JSON: python3 -c "
-     "'import json; print(json.load(open(\"FILE\"))[\"KEY\"])'"),
-    (("effect",), "change a file in place: sed -i 's/OLD/NEW/' FILE, then show it "
-     "with grep"),
-    (("number", "value"), "run a function: cd DIR && python3 -c 'from "
-     "MODULE import F; print(F(ARG))'"),
-    (("number", "effect"), "dates: date -d 'YYYY-MM-DD' +%s; archives: tar -tzf "
-     "FILE lists, tar -czf OUT.tar.gz -C PARENT NAME packs"),
+# (the answer kinds an entry serves, the command, what it computes). A count of
+# one kind is ``count:<count_of>`` (``roles.claims.question``); ``count`` serves
+# any count. Each entry is one command a shell runs as written once its
+# placeholders are filled, and what it computes follows as a shell comment: a
+# 1.5B executor shown "lines: wc -l < FILE" ran "lines: wc -l < …", and shown
+# "find DIR -type f (…; -empty; -perm -u+x)" added every option it saw.
+COOKBOOK: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("count",), "wc -l < FILE", "lines"),
+    (("count",), "grep -c 'TEXT' FILE", "lines holding TEXT"),
+    (("count",), "grep -o 'TEXT' FILE | wc -l", "occurrences of TEXT"),
+    (("count",), "awk -F: '$N==\"TEXT\"' FILE | wc -l",
+     "rows whose field N equals TEXT (separator ':')"),
+    (("count",), "awk '{print $N}' FILE | sort -u | wc -l",
+     "distinct values of field N"),
+    (("name", "names"), "awk '{print $N}' FILE | sort | uniq -c | sort -rn | head -3",
+     "most frequent values of field N"),
+    (("total", "number", "name"), "awk -F, 'NR>1 {s+=$N} END {print s}' FILE",
+     "sum of column N of a CSV"),
+    (("total", "number", "name"), "sort -t, -k N -g FILE | tail -1",
+     "the row with the largest column N"),
+    (("count:files", "names", "path"), "find DIR -type f -name '*.EXT' | wc -l",
+     "files under DIR"),
+    (("count:files", "names", "path"), "find DIR -maxdepth 1 -type f | wc -l",
+     "files directly in DIR, not in its subdirectories"),
+    (("total", "path", "name"), "find DIR -type f -printf '%s %p\\n' | sort -n",
+     "file sizes in bytes, largest last"),
+    (("total", "path", "name"),
+     "find DIR -type f -printf '%s\\n' | awk '{s+=$1} END {print s}'",
+     "their total size in bytes (du counts disk blocks and directories)"),
+    (("path", "name"), "ls -t DIR | head -1", "the newest entry"),
+    (("path", "names"), "grep -rl 'TEXT' DIR", "the files that hold TEXT"),
+    (("path", "names"), "grep -rn 'TEXT' DIR", "where TEXT is"),
+    (("value", "yes_no"), "grep -n 'KEY' FILE", "a setting's value"),
+    (("value", "yes_no"),
+     "python3 -c 'import json; print(json.load(open(\"FILE\"))[\"KEY\"])'",
+     "a JSON key's value"),
+    (("effect",), "sed -i 's/OLD/NEW/' FILE && grep -n 'NEW' FILE",
+     "change a file in place and show it"),
+    (("number", "value"), "cd DIR && python3 -c 'from MODULE import F; print(F(ARG))'",
+     "run a function"),
+    (("number", "effect"), "date -d 'YYYY-MM-DD' +%s", "a date in seconds"),
+    (("number", "effect"), "tar -tzf FILE", "list an archive"),
+    (("effect",), "tar -czf OUT.tar.gz -C PARENT NAME", "pack a directory"),
 )  # fmt: skip
-NUDGE_LINES = 2
+NUDGE_LINES = 3
 SHOWN = 80
+
+
+def entry(command: str, label: str) -> str:
+    """Return a cookbook entry as the model reads it: the command, then what it
+    computes as a shell comment, so that the whole line runs as written."""
+    return f"{command}  # {label}"
 
 
 def cookbook_text() -> str:
     """Return the cookbook as the executor's system prompt lists it."""
-    lines = "\n".join(f"- {line}" for _, line in COOKBOOK)
+    lines = "\n".join(f"  {entry(c, label)}" for _, c, label in COOKBOOK)
     return f"Standard commands (FILE, DIR, TEXT, N are placeholders):\n{lines}\n\n"
 
 
 def lines_for(answer: str, count_of: str = "") -> list[str]:
-    """Return the cookbook's first lines for an answer of kind ``answer``: a
+    """Return the cookbook's first entries for an answer of kind ``answer``: a
     count's own kind (``count_of``) first."""
-    own = [line for kinds, line in COOKBOOK if f"{answer}:{count_of}" in kinds]
-    rest = [line for kinds, line in COOKBOOK if answer in kinds]
-    return [*own, *rest][:NUDGE_LINES]
+    own = [entry(c, la) for kinds, c, la in COOKBOOK if f"{answer}:{count_of}" in kinds]
+    rest = [entry(c, la) for kinds, c, la in COOKBOOK if answer in kinds]
+    return list(dict.fromkeys([*own, *rest]))[:NUDGE_LINES]
 
 
 def nudge(answer: str, tool_calls: Sequence[str], count_of: str = "") -> str:
@@ -88,7 +106,8 @@ def nudge(answer: str, tool_calls: Sequence[str], count_of: str = "") -> str:
             f"`{command}`" if isinstance(command, str) else f"{last.tool} {last.target}"
         )
         step = f"The step that failed: {what} printed {said or 'nothing'!r}. "
-    return f"{step}Next, try: {'; or '.join(lines)}"
+    listed = "".join(f"\n  {line}" for line in lines)
+    return f"{step}Next, try one of:{listed}"
 
 
 def nudges(model: object) -> bool:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+
 from roles.agent_validator import validate
+from roles.claims.command import parse_command
 from roles.claims.evidence import format_evidence
 from roles.claims.question import Question
 from roles.contracts import ExecutionResult, SubTask
@@ -15,8 +18,8 @@ from roles.tools import Toolbox
 
 def test_every_line_is_in_the_executors_prompt_and_names_no_tasks_data():
     text = cookbook_text()
-    for kinds, line in COOKBOOK:
-        assert line in text and kinds
+    for kinds, command, label in COOKBOOK:
+        assert f"{command}  # {label}" in text and kinds
     for data in ("passwd", "/bin/bash", "access.log", ".jpeg", "sales.csv"):
         assert data not in text
 
@@ -37,8 +40,25 @@ def test_a_nudge_names_the_failed_step_and_the_lines_for_the_answer_asked():
     assert said.startswith(
         "The step that failed: `wc -l /d/passwd` printed '31 /d/passwd'."
     )
-    assert "grep -c 'TEXT' FILE" in said
-    assert "Next, try:" in nudge("path", []) and nudge("unknown", [call]) == ""
+    assert "\n  grep -c 'TEXT' FILE  # lines holding TEXT" in said
+    assert "Next, try one of:" in nudge("path", []) and nudge("unknown", [call]) == ""
+
+
+def test_every_entry_runs_in_bash_as_written():
+    # The label is a comment: a model that copies the whole line runs the
+    # command, never "lines: wc -l …". Every program it names exists here.
+    for _, command, label in COOKBOOK:
+        line = f"{command}  # {label}"
+        names = {
+            program.name
+            for pipeline in parse_command(line).pipelines
+            for program in pipeline.programs
+        }
+        for name in names:
+            known = subprocess.run(
+                ["bash", "-c", f"type -t {name}"], capture_output=True, check=False
+            )
+            assert known.returncode == 0, (line, name)
 
 
 def test_a_count_of_files_is_nudged_to_count_files_first():
@@ -76,4 +96,4 @@ def test_a_correction_carries_the_nudge_when_the_settings_ask_for_it(tmp_path):
             workspace=tmp_path, request=request, question=Question(answer="count"),
         )  # fmt: skip
         assert checked.verdict == "retry"
-        assert ("Next, try:" in checked.correction.what_to_do) is on
+        assert ("Next, try one of:" in checked.correction.what_to_do) is on
