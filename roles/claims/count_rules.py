@@ -66,6 +66,17 @@ def totals(case: Case) -> bool:
     return case.asks("count", "total")
 
 
+def printed_by(case: Case, numbers: list[str]) -> list[tuple[str, str]]:
+    """Return (value, command) for each shell command that printed one of
+    the claimed ``numbers`` without an error."""
+    return [
+        (value, command)
+        for value in numbers
+        for command, error in printers(value, case.calls)
+        if command and not error
+    ]
+
+
 def states_total(case: Case) -> bool:
     return totals(case) and states_a_result(case.claim)
 
@@ -92,12 +103,7 @@ def size_for_other_number(case: Case) -> str:
     numbers = claimed_numbers(case)
     if SIZE_ASKED.search(words) or not (numbers and states_a_result(case.claim)):
         return ""
-    printed = [
-        (value, command)
-        for value in numbers
-        for command, error in printers(value, case.calls)
-        if command and not error
-    ]
+    printed = printed_by(case, numbers)
     if not printed or any(
         command_counts(parse_command(c)) != "size" for _, c in printed
     ):
@@ -149,9 +155,7 @@ def counts_other_kind(case: Case) -> str:
         return ""
     printed = [
         (value, command, command_counts(parse_command(command)))
-        for value in numbers
-        for command, error in printers(value, case.calls)
-        if command and not error
+        for value, command in printed_by(case, numbers)
     ]
     if not printed or any(k in COUNTED_BY[kind] or not k for _, _, k in printed):
         return ""
@@ -245,12 +249,7 @@ def counts_the_excluded(case: Case) -> str:
     numbers = claimed_numbers(case)
     if not (left_out and case.asks("count") and states_total(case) and numbers):
         return ""
-    printed = [
-        (value, command)
-        for value in numbers
-        for command, error in printers(value, case.calls)
-        if command and not error
-    ]
+    printed = printed_by(case, numbers)
     if not printed or not all(counts_every_line(parse_command(c)) for _, c in printed):
         return ""
     value, command = printed[0]
@@ -286,9 +285,7 @@ def counts_at_other_depth(case: Case) -> str:
         return ""
     printed = [
         (value, command, _depths(command))
-        for value in numbers
-        for command, error in printers(value, case.calls)
-        if command and not error
+        for value, command in printed_by(case, numbers)
     ]
     if not printed or any(not d or asked in d for _, _, d in printed):
         return ""
