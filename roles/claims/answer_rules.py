@@ -91,10 +91,21 @@ class Answer:
 
     @cached_property
     def shown(self) -> str:
-        """What successful tool calls printed."""
-        return "\n".join(
-            split_exit_code(c.output)[1] for c in self.calls if not is_failed_call(c)
-        )
+        """What successful tool calls printed, less the words each was given
+        that it printed back ("no files matched pattern **/x.py" shows no
+        x.py: the call was told it)."""
+        return "\n".join(_unechoed(c) for c in self.calls if not is_failed_call(c))
+
+
+def _unechoed(call: ToolCall) -> str:
+    text = split_exit_code(call.output)[1]
+    given = [v.strip() for v in call.args.values() if isinstance(v, str)]
+    for value in sorted(given, key=len, reverse=True):
+        if len(value) >= 3:
+            # Whole only: a root the output's paths start with stays.
+            echo = rf"(?<![\w/.-]){re.escape(value)}(?![\w/.-])"
+            text = re.sub(echo, " ", text)
+    return text
 
 
 def number_stated(answer: Answer) -> str:

@@ -21,8 +21,9 @@ Two values that differ fail the claim as a logical failure, with both results.
 A second derivation that stopped before it answered is judged by the number
 its last computing command printed, when that command computes what is asked.
 A second derivation that yields no value of the kind (the executor failed, or
-stated one no tool showed or the rules of evidence refuse), or got it by the
-same programs, confirms nothing and refutes nothing: the verdict passes, named
+stated one no tool showed or the rules of evidence refuse), or got the same
+value by the same programs, confirms nothing and refutes nothing (another
+value, by any means, still disagrees): the verdict passes, named
 ``re-derivation-unconfirmed``, so a small model's failed second try does not
 turn a right first answer into an abandon (measured: with a 1.5B model it did,
 on "how many lines does FILE have?": the correction sent the executor from
@@ -231,7 +232,10 @@ def _compared(
     if computed is not None:
         value, showing = computed
     programs = {p for c in showing for p in tool_classes(c.tool, c.args)}
-    if value is None or programs == set(first.programs):
+    same_means = programs == set(first.programs)
+    # The same means agreeing is no second derivation; disagreeing, it still
+    # shows that one of the two is wrong.
+    if value is None or (same_means and _same(first.kind, first.value, value)):
         said = output_text(second.output).strip()[:QUOTE] or "nothing"
         how = "by the same programs" if value is not None else "no value a tool showed"
         return _failed(

@@ -217,3 +217,19 @@ def test_an_in_place_edit_that_leaves_the_stated_value_in_the_file_is_shown(
     assert edit_shown(question, intent, request, whole.evidence) == ""
     vague = f"Tidy up {conf}."
     assert edit_shown(question_for(None, vague), intent, vague, box.evidence) == ""
+
+
+def test_a_path_a_call_only_printed_back_from_its_arguments_is_not_shown():
+    searched = format_evidence(
+        "glob",
+        {"pattern": "**/parse_rows.py", "root": "/srv/app"},
+        "(no files matched pattern **/parse_rows.py under /srv/app; lines that "
+        "hold 'parse_rows': /srv/app/io/reader.py:12: def parse_rows(f):)",
+    )
+    question = Question(answer="path")
+    assert _rules(question, "/parse_rows.py", searched) == ["path-not-stated"]
+    assert _rules(question, "/srv/app/io/reader.py", searched) == []
+    listed = format_evidence(
+        "glob", {"pattern": "*.py", "root": "/srv/app"}, "/srv/app/main.py"
+    )
+    assert _rules(question, "/srv/app/main.py", listed) == []

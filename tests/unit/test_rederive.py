@@ -126,6 +126,25 @@ def test_a_second_derivation_that_shows_nothing_or_the_same_means_confirms_nothi
         assert strict.rule == "re-derivation-unconfirmed"
 
 
+def test_another_value_by_the_same_programs_still_disagrees():
+    where = Question(answer="path")
+    asked = "Which module under /d/src defines parse_row?"
+    first = first_derivation(
+        where,
+        result("/d/src/rows.py", ("grep -rl 'def parse_row' /d/src", "/d/src/rows.py")),
+        asked,
+    )
+    again = result(
+        "/d/src/io/csvread.py", ("grep -rln parse_row /d/src", "/d/src/io/csvread.py")
+    )
+    verdict = agreement(first, again, asked)
+    assert verdict.verdict == "fail" and verdict.rule == "re-derived"
+    assert "csvread.py" in verdict.evidence and "rows.py" in verdict.evidence
+    # The same value by the same programs is still no confirmation.
+    same = result("/d/src/rows.py", ("grep -rl parse_row /d/src", "/d/src/rows.py"))
+    assert agreement(first, same, asked).rule == "re-derivation-unconfirmed"
+
+
 def test_a_second_derivation_that_stopped_is_judged_by_what_it_computed():
     lines = Question(answer="count", count_of="lines", subject="largest file")
     first = first_derivation(
