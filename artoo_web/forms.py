@@ -158,3 +158,34 @@ class ProjectForm(forms.Form):
         help_text="An absolute path inside the allowed paths (a git repository is "
         "created when it is not one); empty for a new directory.",
     )
+    # One item a line; the items are checked where the API's are, on creation
+    # (roles.projects.verification), so the form only splits the lines.
+    verify = forms.CharField(
+        label="Verification commands",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(
+            attrs={"rows": 2, "placeholder": "python3 -m unittest -q"}
+        ),
+        help_text="One command a line, run in the repository at each milestone's "
+        "end: a milestone is done only when every one exits 0.",
+    )
+    protected = forms.CharField(
+        label="Protected paths",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "tests/"}),
+        help_text="One file or directory a line, relative to the repository, that "
+        "no task may change once it is committed.",
+    )
+
+    def clean_verify(self) -> list[str]:
+        return given_lines(self.cleaned_data.get("verify", ""))
+
+    def clean_protected(self) -> list[str]:
+        return given_lines(self.cleaned_data.get("protected", ""))
+
+
+def given_lines(text: str) -> list[str]:
+    """Return the lines of ``text`` that hold anything (blank lines are none)."""
+    return [line for line in (text or "").splitlines() if line.strip()]

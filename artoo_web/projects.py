@@ -74,6 +74,30 @@ class Conflict(Exception):
     """The project is not in a state that allows this operation."""
 
 
+class ConfigError(ValueError):
+    """A bad verification command or protected path, said as one sentence.
+
+    ``field`` is ``verify`` or ``protected``, ``index`` the position of the bad
+    item (None when the list itself is bad: too many) and ``reason`` the
+    problem without them, for a form to say where it is in its own words.
+    """
+
+    def __init__(self, error: ValidationError):
+        first = error.errors()[0]
+        loc = first["loc"]
+        self.field = str(loc[0])
+        self.index = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else None
+        if first["type"] == "too_long":
+            limit = first["ctx"]["max_length"]
+            given = first["ctx"]["actual_length"]
+            items = "commands" if self.field == "verify" else "paths"
+            self.reason = f"at most {limit} {items}, not {given}"
+        else:
+            self.reason = first["msg"].removeprefix("Value error, ")
+        where = ".".join(str(part) for part in loc)
+        super().__init__(f"Bad project config: {where}: {self.reason}.")
+
+
 def clean_request(text: str) -> str:
     """Return the request stripped, or raise ValueError saying what is wrong."""
     text = (text or "").strip()
@@ -104,7 +128,7 @@ def create(
     try:
         state, actions = new_project(request, verify, protected)
     except ValidationError as error:
-        raise ValueError(_config_error(error)) from None
+        raise ConfigError(error) from None
     if directory.strip():
         path = projectrepo.allowed_directory(directory.strip())
     else:
@@ -119,14 +143,6 @@ def create(
         project.save()
         carry_out(project, actions)
     return project
-
-
-def _config_error(error: ValidationError) -> str:
-    """Return a project config's first problem as one sentence."""
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
-    message = first["msg"].removeprefix("Value error, ")
-    return f"Bad project config: {where}: {message}."
 
 
 def cancel(project: Project) -> BusMessage:

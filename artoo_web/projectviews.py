@@ -70,14 +70,31 @@ def project_create(request: HttpRequest) -> HttpResponse:
         return _list_page(request, form, 400)
     data = form.cleaned_data
     try:
-        project = projects.create(request.user, data["request"], data["directory"])
+        project = projects.create(
+            request.user,
+            data["request"],
+            data["directory"],
+            data["verify"],
+            data["protected"],
+        )
     except projectrepo.DirectoryError as exc:
         form.add_error("directory", str(exc))
+        return _list_page(request, form, 400)
+    except projects.ConfigError as exc:
+        field = exc.field if exc.field in ("verify", "protected") else "request"
+        form.add_error(field, config_message(exc))
         return _list_page(request, form, 400)
     except ValueError as exc:
         form.add_error("request", str(exc))
         return _list_page(request, form, 400)
     return redirect("project-detail", project_id=project.id)
+
+
+def config_message(error: projects.ConfigError) -> str:
+    """Return a bad command's or path's problem as the form shows it."""
+    what = "Command" if error.field == "verify" else "Path"
+    where = f"{what} {error.index + 1}: " if error.index is not None else ""
+    return f"{where}{error.reason[:1].upper()}{error.reason[1:]}."
 
 
 @require_http_methods(["GET"])

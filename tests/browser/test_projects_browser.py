@@ -155,11 +155,15 @@ def alice(browser, cluster):
     page.context.close()
 
 
-def start_project(page, request: str, directory) -> None:
+def start_project(
+    page, request: str, directory, verify: str = "", protected: str = ""
+) -> None:
     """Start a project from the form on the project list; land on its page."""
     page.goto("/projects/")
     page.get_by_label("New project").fill(request)
     page.get_by_label("Working directory").fill(str(directory))
+    page.get_by_label("Verification commands").fill(verify)
+    page.get_by_label("Protected paths").fill(protected)
     page.get_by_role("button", name="Start project").click()
     page.wait_for_url(PROJECT_PAGE)
     dashboard.wait_live(page)
@@ -177,9 +181,15 @@ def notes_directory(allowed):
 
 
 def test_a_project_fills_its_page_live_to_its_end(alice, model, allowed):
-    start_project(alice, FINISHED, notes_directory(allowed))
+    # The project's own command comes before the milestone's; both must pass.
+    start_project(
+        alice, FINISHED, notes_directory(allowed), "test -f README.txt\n", "README.txt"
+    )
     alice.evaluate("window.sameDocument = true")
     expect_status(alice, "Scoping")
+    config = alice.locator("#project-config")
+    expect(config).to_contain_text("Done only when these pass: test -f README.txt")
+    expect(config).to_contain_text("Protected: README.txt")
     expect(alice.locator("#project-remit")).to_contain_text("has not answered yet")
 
     model.gates.open("scope")
@@ -208,6 +218,22 @@ def test_a_project_fills_its_page_live_to_its_end(alice, model, allowed):
     alice.wait_for_url(f"**{run_path}")
     expect(alice.locator("pre.input")).to_contain_text("Write proj-1.txt")
     expect(alice.locator("#run-status")).to_have_text("Done")
+
+
+def test_a_bad_verification_command_is_refused_under_its_field(alice, allowed):
+    start = "A project whose check is too long"
+    alice.goto("/projects/")
+    alice.get_by_label("New project").fill(start)
+    alice.get_by_label("Working directory").fill(str(allowed / "too-long"))
+    alice.get_by_label("Verification commands").fill("true\n" + "x" * 301)
+    alice.get_by_role("button", name="Start project").click()
+
+    expect(alice.get_by_role("alert")).to_have_text(
+        "Command 2: A verification command is at most 300 characters, not 301."
+    )
+    expect(alice.get_by_label("New project")).to_have_value(start)
+    assert start not in alice.locator("#project-table").inner_text()
+    assert not (allowed / "too-long").exists()
 
 
 def test_cancel_ends_an_active_project_from_its_page(alice, allowed):

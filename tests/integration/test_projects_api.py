@@ -217,6 +217,51 @@ def test_the_page_form_refuses_bad_input_with_the_form(client, user):
     assert Project.objects.get().owner == user
 
 
+def test_the_page_form_keeps_the_projects_commands_and_protected_paths(
+    client, user, roots
+):
+    client.force_login(user)
+    form = {
+        "request": "Add notes",
+        "directory": str(roots / "notes"),
+        "verify": "python3 -m unittest -q\r\n\r\n  sh tests/check.sh \r\n",
+        "protected": "tests/\n./README.md\n",
+    }
+    assert client.post("/projects/new", form).status_code == 302
+    state = Project.objects.get().load_state()
+    assert state.verify == ["python3 -m unittest -q", "sh tests/check.sh"]
+    assert state.protected == ["tests", "README.md"]
+    page = client.get(f"/projects/{Project.objects.get().id}/").content.decode()
+    assert "<code>sh tests/check.sh</code>" in page and "<code>README.md</code>" in page
+
+
+@pytest.mark.parametrize(
+    "field,given,error",
+    [
+        (
+            "verify",
+            "python3 -m unittest\n\n" + "x" * 301,
+            "Command 2: A verification command is at most 300 characters, not 301.",
+        ),
+        ("verify", "\n".join(f"sh check{n}.sh" for n in range(6)), "At most 5"),
+        ("protected", "tests\n../etc", "Path 2: A protected path lies inside"),
+        ("protected", "/", "Path 1: A protected path must name files"),
+    ],
+)
+def test_the_page_form_refuses_a_bad_command_or_path_under_its_field(
+    client, user, roots, field, given, error
+):
+    client.force_login(user)
+    form = {"request": "Add notes", "directory": str(roots / "notes"), field: given}
+    response = client.post("/projects/new", form)
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert list(errors) == [field] and errors[field][0].startswith(error)
+    # The form comes back with what was typed, and nothing was made.
+    assert response.context["form"][field].value() == given
+    assert not (roots / "notes").exists() and not Project.objects.exists()
+
+
 def test_cancel_on_the_page_needs_the_csrf_token(user):
     from django.test import Client
 
