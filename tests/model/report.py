@@ -4,6 +4,12 @@ The tuning tasks run twice: each under an account of its own (suite
 ``tuning``) and all in a row under one account (suite ``one-account``), where
 memory of the earlier tasks reaches the later ones as it does for a person.
 After the tables, the tasks solved in one and not the other are named.
+
+Projects (kind ``project``, suite ``projects``) get a table of their own: was
+the project finished (``complete``) and its verifier satisfied, how many task
+runs and escalations it took, its tokens (the runs' and its own agents'), its
+wall time and whether "done" was ever accepted while the verifier failed (a
+false done, counted as a false accept).
 """
 
 from __future__ import annotations
@@ -12,9 +18,14 @@ import statistics
 from dataclasses import dataclass
 
 ONE_ACCOUNT = "one-account"
+PROJECTS = "projects"
 HEADER = (
     "| task | kind | solved | false accept | directive | GGS path | rounds "
     "| prompt tok | completion tok | wall s | run |"
+)
+PROJECT_HEADER = (
+    "| task | kind | solved | false done | finished | tasks run | escalations "
+    "| tokens | wall s | run |"
 )
 
 
@@ -24,7 +35,9 @@ class Row:
 
     task: str
     kind: str
-    suite: str = "tuning"  # or "practice", "held-out", "held-out-b", ONE_ACCOUNT
+    suite: str = "tuning"  # or "practice", "held-out", "held-out-b", ONE_ACCOUNT,
+    # PROJECTS: then ``directive`` is the project's status, ``rounds`` its task
+    # runs, ``tokens`` all of its tokens and ``false_accept`` a false done.
     run_id: str = ""
     solved: bool = False
     false_accept: bool = False
@@ -36,6 +49,7 @@ class Row:
     tokens: int = 0  # the API's ``tokens`` of the run
     wall_s: float = 0.0
     note: str = ""
+    escalations: int = 0  # a project's
 
 
 def yes(flag: bool) -> str:
@@ -57,6 +71,37 @@ def line(row: Row) -> str:
         row.run_id or "-",
     )
     return "| " + " | ".join(cells) + " |"
+
+
+def project_line(row: Row) -> str:
+    finished = "yes" if row.directive == "complete" else f"no ({row.directive or '-'})"
+    cells = (
+        row.task,
+        row.kind,
+        yes(row.solved),
+        "**YES**" if row.false_accept else "no",
+        finished,
+        str(row.rounds),
+        str(row.escalations),
+        str(row.tokens),
+        f"{row.wall_s:.0f}",
+        row.run_id or "-",
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+def project_totals(rows: list[Row]) -> list[str]:
+    finished = sum(r.directive == "complete" for r in rows)
+    minutes = sum(r.wall_s for r in rows) / 60
+    return [
+        f"- finished: {finished}/{len(rows)}; solved (verifier satisfied): "
+        f"{sum(r.solved for r in rows)}/{len(rows)}",
+        f"- false dones: {sum(r.false_accept for r in rows)}",
+        f"- task runs: {sum(r.rounds for r in rows)}; escalations: "
+        f"{sum(r.escalations for r in rows)}",
+        f"- total tokens: {sum(r.tokens for r in rows)} (runs and project agents)",
+        f"- total wall time of the projects: {minutes:.1f} min",
+    ]
 
 
 def totals(rows: list[Row]) -> list[str]:
@@ -112,9 +157,14 @@ def table(rows: list[Row], title: str) -> str:
     parts = [f"# {title}"]
     for suite in dict.fromkeys(r.suite for r in rows):
         mine = [r for r in rows if r.suite == suite]
-        head = ["", f"## {suite} tasks", "", HEADER, "|" + "---|" * 11]
         notes = ["", "Verifiers:", ""] + [f"- {r.task}: {r.note}" for r in mine]
-        parts += head + [line(r) for r in mine] + [""] + totals(mine) + notes
+        if suite == PROJECTS:
+            head = ["", "## projects", "", PROJECT_HEADER, "|" + "---|" * 10]
+            body = [project_line(r) for r in mine] + [""] + project_totals(mine)
+        else:
+            head = ["", f"## {suite} tasks", "", HEADER, "|" + "---|" * 11]
+            body = [line(r) for r in mine] + [""] + totals(mine)
+        parts += head + body + notes
     changes = one_account_changes(rows)
     if changes:
         parts += ["", "## one-account against per-task accounts", "", *changes]

@@ -1,29 +1,34 @@
-"""The local model works through one project: a flag and its test in a small CLI.
+"""The local model works through three projects of growing size.
 
-The project runs on the same cluster as the prepared tasks, in a repository
-prepared under the session's task root. The operator approves every Law 1
-prompt of the project's runs (the repository is the project's own) and cancels
-the project after ``PROJECT_TIMEOUT_S``. The verifier runs the repository's
-tests and the new flag itself; what the project claims is not evidence.
-Asserted: a project the verifier finds wrong is never ``complete`` (a false
-accept, asserted with the session's others), and a cancelled project ends.
+``devtools/projecttasks.py`` prepares each repository under the session's task
+root: a flag and its test in a small CLI, a function and its tests in a small
+package, a bug in a module whose failing test names it. Each project is
+created with its own verification command (the repository's tests) and
+protected paths. The operator approves every Law 1 prompt of the project's
+runs (the repository is the project's own) and cancels the project after
+``PROJECT_TIMEOUT_S``.
+
+The test judges the outcome itself; what the project claims is not evidence.
+Its verifier runs the repository's tests and the asked behaviour on the final
+directory, and the tests again at each commit a milestone was verified at. A
+false done is a milestone accepted at a commit whose tests fail here, or a
+project ``complete`` whose directory the verifier refuses; it is asserted
+never to happen with the session's false accepts, after the table is out. Each
+project's row: finished or not, task runs, escalations, tokens, wall time and
+false done (``tests/model/report.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from devtools.apiclient import TERMINAL, Api, Db, create_user, wait_for
 from devtools.driver import Outcome, answer_approval, token_split
-from devtools.tasks import Verdict
-from tests.model.report import Row
+from devtools.projecttasks import PROJECT_TASKS, ProjectTask, false_dones, prepare_repo
+from tests.model.report import PROJECTS, Row
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(3600)]
 
@@ -31,91 +36,6 @@ PROJECT_TIMEOUT_S = 30 * 60
 CANCEL_GRACE_S = 180
 POLL_S = 2.0
 PROJECT_TERMINAL = ("complete", "failed", "cancelled")
-
-GREET = '''\
-"""Print a greeting."""
-
-import argparse
-
-
-def greeting(name):
-    return f"Hello, {name}!"
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description="Print a greeting.")
-    parser.add_argument("name")
-    args = parser.parse_args(argv)
-    print(greeting(args.name))
-
-
-if __name__ == "__main__":
-    main()
-'''
-
-TEST_GREET = """\
-import unittest
-
-from greet import greeting
-
-
-class GreetingTest(unittest.TestCase):
-    def test_greeting(self):
-        self.assertEqual(greeting("Ann"), "Hello, Ann!")
-
-
-if __name__ == "__main__":
-    unittest.main()
-"""
-
-REQUEST = (
-    "In {dir}, add a --json flag to greet.py: with it, `python greet.py --json Ann` "
-    'prints {{"greeting": "Hello, Ann!"}} as JSON instead of the plain line. '
-    "Add a test for the flag to test_greet.py; `python -m unittest` must pass."
-)
-
-
-def prepare_repo(root: Path) -> None:
-    root.mkdir(parents=True)
-    (root / "greet.py").write_text(GREET)
-    (root / "test_greet.py").write_text(TEST_GREET)
-    # Root's, as the tasks' root: a command writes it as root's files.
-    for path in [root, *root.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-
-
-def verify_repo(root: Path) -> Verdict:
-    """Run the repository's tests and the flag; count the tests that ran."""
-    env = {"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1"}
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, *args],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-    tests = run("-m", "unittest", "-v")
-    ran = tests.stderr.count(" ... ")
-    if tests.returncode != 0:
-        return Verdict(False, f"python -m unittest failed: {tests.stderr[-300:]!r}")
-    if ran < 2:
-        return Verdict(False, f"python -m unittest ran {ran} test(s): none added")
-    flag = run("greet.py", "--json", "Ann")
-    try:
-        printed = json.loads(flag.stdout)
-    except ValueError:
-        return Verdict(False, f"greet.py --json Ann printed {flag.stdout[:200]!r}")
-    if printed != {"greeting": "Hello, Ann!"}:
-        return Verdict(False, f"greet.py --json Ann printed {printed!r}")
-    plain = run("greet.py", "Ann").stdout.strip()
-    if plain != "Hello, Ann!":
-        return Verdict(False, f"greet.py Ann now prints {plain!r}")
-    return Verdict(True, f"{ran} tests pass and --json prints the greeting")
 
 
 def drive_project(api: Api, project_id: str, out: Outcome) -> dict:
@@ -151,15 +71,33 @@ def drive_project(api: Api, project_id: str, out: Outcome) -> dict:
     return project
 
 
-def test_a_project_adds_a_flag_and_its_test(cluster, tasks_root, results):
-    root = tasks_root / "project-json-flag"
-    prepare_repo(root)
+def records(db: Db, project_id: str, type_: str) -> list[dict]:
+    """Return the payloads of the project's bus messages of one type."""
+    rows = db.rows(
+        "SELECT payload FROM artoo_web_busmessage WHERE project_id = ? AND type = ? "
+        "ORDER BY id",
+        (project_id.replace("-", ""), type_),
+    )
+    return [json.loads(payload) for (payload,) in rows]
+
+
+@pytest.mark.parametrize("task", PROJECT_TASKS, ids=lambda t: t.name)
+def test_a_project_is_done_only_when_its_verifier_agrees(
+    task: ProjectTask, cluster, tasks_root, results
+):
+    root = tasks_root / task.name
+    prepare_repo(task, root)
     api = Api(cluster.url, create_user(cluster, "model-project"))
-    row = Row("project-json-flag", "project", note="the project did not finish")
+    row = Row(task.name, "project", PROJECTS, note="the project did not finish")
     results.append(row)
     created = api.post_json(
         "/api/projects",
-        {"request": REQUEST.format(dir=root), "directory": str(root)},
+        {
+            "request": task.request(root),
+            "directory": str(root),
+            "verify": list(task.verify),
+            "protected": list(task.protected),
+        },
     )
     assert created.status == 201, created.text
     project_id = created.json()["id"]
@@ -167,34 +105,47 @@ def test_a_project_adds_a_flag_and_its_test(cluster, tasks_root, results):
 
     out = Outcome(project_id)
     project = drive_project(api, project_id, out)
-    verdict = verify_repo(root)
+    verdict = task.verify_repo(root)
+    db = Db(cluster)
+    verified = [
+        r["commit"]
+        for r in records(db, project_id, "RecordVerification")
+        if r["passed"] and r["commit"]
+    ]
+    false = false_dones(root, verified)
+    if project["status"] == "complete" and not verdict.ok:
+        false.append(f"complete, and the verifier says: {verdict.note}")
     runs = [api.run(r["id"]) for r in project["runs"]]
     # The project's own agents (scope, planner, QA, assessor) count tokens whole.
     agent_tokens = sum(u["tokens"] for u in (project["usage"] or {}).values())
 
     row.solved = verdict.ok and project["status"] == "complete"
-    row.false_accept = project["status"] == "complete" and not verdict.ok
+    row.false_accept = bool(false)
     row.directive = project["status"]
     row.path = "→".join(r["directive"] or r["status"] for r in runs) or "-"
     row.rounds = len(runs)
+    row.escalations = len(records(db, project_id, "RecordEscalation"))
     row.tokens = sum(r["tokens"] for r in runs) + agent_tokens
     for run in runs:
-        run_prompt, run_completion = token_split(Db(cluster), run["id"])
+        run_prompt, run_completion = token_split(db, run["id"])
         row.prompt_tokens += run_prompt
         row.completion_tokens += run_completion
     row.wall_s = out.wall_s
     row.note = (
         f"{verdict.note}; {len(project['milestones'])} milestone(s), "
-        f"{project['completed_tasks']} task(s) done, {len(runs)} run(s), "
-        f"{agent_tokens} tokens of the project's own agents (not in the "
-        "prompt/completion columns, which are the runs')"
+        f"{len(verified)} verified, {project['completed_tasks']} task(s) done, "
+        f"{len(runs)} run(s) ({row.path}), {agent_tokens} tokens of the "
+        "project's own agents"
+        + (f"; false done: {'; '.join(false)}" if false else "")
         + (f"; reason: {project['reason'][:200]}" if project["reason"] else "")
         + ("; cancelled after 30 min" if out.cancelled else "")
     )
     print(
-        f"\n[model] project-json-flag: solved={row.solved} "
-        f"false_accept={row.false_accept} status={project['status']} "
-        f"runs={row.path} wall={out.wall_s:.0f}s approvals={len(out.approvals)}"
+        f"\n[model] {task.name}: finished={project['status'] == 'complete'} "
+        f"verifier={verdict.ok} false_done={row.false_accept} "
+        f"status={project['status']} tasks_run={row.rounds} "
+        f"escalations={row.escalations} tokens={row.tokens} "
+        f"wall={out.wall_s:.0f}s approvals={len(out.approvals)}"
         f"\n[model]   {row.note}\n[model]   remit: {project['remit'][:300]!r}",
         flush=True,
     )

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from tests.model.report import ONE_ACCOUNT, Row, one_account_changes, table
+from tests.model.report import (
+    ONE_ACCOUNT,
+    PROJECTS,
+    Row,
+    one_account_changes,
+    table,
+)
 
 
 def run(task: str, suite: str, solved: bool, run_id: str) -> Row:
@@ -94,3 +100,48 @@ def test_the_table_has_no_comparison_without_the_one_account_suite():
     rows = [run("count-lines", "tuning", True, "r-own")]
 
     assert "one-account" not in table(rows, "session")
+
+
+def project(task: str, status: str, false_done: bool = False) -> Row:
+    return Row(
+        task,
+        "project",
+        PROJECTS,
+        run_id=f"project {task}-id",
+        solved=status == "complete" and not false_done,
+        false_accept=false_done,
+        directive=status,
+        rounds=3,
+        escalations=1,
+        tokens=1000,
+        wall_s=120.0,
+        note="verifier's note",
+    )
+
+
+def test_projects_print_their_own_table_with_a_false_done_marked(tmp_path):
+    from bench.modelfloor import solved_tasks
+
+    rows = [
+        run("count-lines", "tuning", True, "r-own"),
+        project("project-median", "complete"),
+        project("project-cart-bug", "failed"),
+        project("project-json-flag", "complete", false_done=True),
+    ]
+
+    text = table(rows, "session")
+
+    projects = text[text.index("## projects") :]
+    assert "| task | kind | solved | false done | finished | tasks run |" in projects
+    assert (
+        "| project-cart-bug | project | no | no | no (failed) | 3 | 1 | 1000 | 120 "
+        "| project project-cart-bug-id |"
+    ) in projects
+    assert "| project-json-flag | project | no | **YES** | yes |" in projects
+    assert "- finished: 2/3; solved (verifier satisfied): 1/3" in projects
+    assert "- false dones: 1" in projects
+    assert "- task runs: 9; escalations: 3" in projects
+    # bench/modelfloor.py reads the solved rows of every table by its headers.
+    results = tmp_path / "model-results.md"
+    results.write_text(text)
+    assert [t.task for t in solved_tasks(results)] == ["count-lines", "project-median"]
