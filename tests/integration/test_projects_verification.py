@@ -5,6 +5,9 @@ the project's state machine is stepped by the Project's own handler
 (``advance``) on bus messages, QA's verification handler runs the script in
 the sandbox at the last commit, as a worker would. The Assessor's
 ``milestone_complete`` is scripted: it is the false "done" the command refuses.
+The real-model tier's prepared projects (``devtools/projecttasks.py``) get
+their own commands run in the sandbox too, before and after a hand-written
+solution.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from django.db import transaction
 from artoo_web import bus, projectchecks, projects
 from artoo_web.handlers import projects as handlers
 from artoo_web.models import Project
+from devtools.projecttasks import PROJECT_TASKS, prepare_repo, run_tests
 from roles.projects.contracts import (
     AssessorVerdict,
     ImplementationResult,
@@ -25,6 +29,7 @@ from roles.projects.contracts import (
     TaskPlan,
 )
 from roles.projects.events import AskQA
+from tests.unit.test_project_tasks import SOLUTIONS, apply
 
 pytestmark = pytest.mark.django_db
 
@@ -204,3 +209,28 @@ def test_a_bad_project_config_is_refused_and_makes_nothing(user, roots):
     with pytest.raises(ValueError, match="inside the repository"):
         projects.create(user, "Make notes", str(repo), protected=["../etc"])
     assert not repo.exists() and not Project.objects.exists()
+
+
+@pytest.mark.parametrize("task", PROJECT_TASKS, ids=lambda t: t.name)
+def test_the_model_tiers_projects_can_be_verified_in_the_sandbox(
+    task, user, roots, sandboxed
+):
+    # Their own commands fail or pass in the sandbox as the verifier says.
+    repo = roots / task.name
+    prepare_repo(task, repo)
+    project = projects.create(
+        user, task.request(repo), str(repo), task.verify, task.protected
+    )
+    commands = project.load_state().verify
+    _, before = projectchecks.run_checks(project, commands)
+    assert [r.passed for r in before] == [run_tests(repo)[0].ok]
+    assert before[0].passed == (task.name != "project-cart-bug"), before
+    apply(repo, SOLUTIONS[task.name])
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e.org", "commit", "-qm", "ok")
+    project.last_commit = git(repo, "rev-parse", "HEAD").strip()
+
+    _, after = projectchecks.run_checks(project, commands)
+
+    assert [r.passed for r in after] == [True], after
+    assert task.verify_repo(repo).ok
