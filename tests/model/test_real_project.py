@@ -87,7 +87,8 @@ def test_a_project_is_done_only_when_its_verifier_agrees(
 ):
     root = tasks_root / task.name
     prepare_repo(task, root)
-    api = Api(cluster.url, create_user(cluster, "model-project"))
+    # An account per project: a second create_user of one name fails.
+    api = Api(cluster.url, create_user(cluster, f"model-{task.name}"))
     row = Row(task.name, "project", PROJECTS, note="the project did not finish")
     results.append(row)
     created = api.post_json(
