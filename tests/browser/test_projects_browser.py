@@ -219,6 +219,16 @@ def test_a_project_fills_its_page_live_to_its_end(alice, model, allowed):
     expect(alice.locator("pre.input")).to_contain_text("Write proj-1.txt")
     expect(alice.locator("#run-status")).to_have_text("Done")
 
+    # The task QA passed is a commit, listed on the project page; its link
+    # opens that commit's diff, which holds the file the task wrote.
+    alice.go_back()
+    listed = alice.locator("#task-commit-t1-a1")
+    short = listed.locator("code").inner_text()
+    listed.locator("a").click()
+    alice.wait_for_url("**/tasks/t1-a1")
+    expect(alice.locator("#task-commit")).to_contain_text(f"its work is commit {short}")
+    expect(alice.locator("#task-diff")).to_contain_text("proj-1.txt")
+
 
 def test_a_bad_verification_command_is_refused_under_its_field(alice, allowed):
     start = "A project whose check is too long"
