@@ -38,7 +38,9 @@ def run_checks(
     if why:
         return commit, [CommandResult(command=c, output=why) for c in commands]
     policy = runtime.sandbox_policy()
-    sandbox = Sandbox(policy, run_key=f"verify-{project.id}", workspace=path)
+    sandbox = Sandbox(
+        policy, run_key=f"verify-{project.id}", workspace=path, own_workspace=False
+    )
     try:
         return commit, [_run(sandbox, command) for command in commands]
     finally:

@@ -211,8 +211,14 @@ def sandbox_for(run: Run, workspace: Path) -> tuple[Sandbox | None, str]:
     shared = shared_area(run.owner_id)
     if shared is not None:
         writable.append(shared)
+    # A project's directory stays its owner's: its files may be anyone's (a
+    # repository the user brought), and commands edit them as its owner would.
     sandbox = Sandbox(
-        policy, run_key=str(run.id), workspace=workspace, writable=writable
+        policy,
+        run_key=str(run.id),
+        workspace=workspace,
+        writable=writable,
+        own_workspace=run.project_id is None,
     )
     return sandbox, ""
 

@@ -85,15 +85,22 @@ class Sandbox:
         run_key: str,
         workspace: Path,
         writable: Sequence[Path] = (),
+        own_workspace: bool = True,
     ):
+        """``own_workspace`` gives the workspace to the sandbox's uid; without
+        it the workspace stays its owner's and commands write there as that
+        owner, as in an allowed path (a project's directory of files that are
+        not the sandbox's)."""
         self.policy = policy
         self.workspace = Path(workspace)
         self.writable = tuple(Path(p) for p in writable if Path(p).is_dir())
+        self.own_workspace = own_workspace
         self.run_dir = policy.state_dir / run_key
         self.tmp = self.run_dir / "tmp"
         self.tmp.mkdir(parents=True, exist_ok=True)
         self._own(self.tmp, 0o700)
-        self._own(self.workspace, 0o755)
+        if own_workspace:
+            self._own(self.workspace, 0o755)
 
     def showing(self, paths: Sequence[Path]) -> Sandbox:
         """Return this run's sandbox showing ``paths`` read-only as well."""
@@ -103,7 +110,11 @@ class Sandbox:
         policy = replace(self.policy, system_paths=shown)
         run_key = self.run_dir.name
         return Sandbox(
-            policy, run_key=run_key, workspace=self.workspace, writable=self.writable
+            policy,
+            run_key=run_key,
+            workspace=self.workspace,
+            writable=self.writable,
+            own_workspace=self.own_workspace,
         )
 
     def run(
@@ -164,7 +175,8 @@ class Sandbox:
             work.mkdir()
             # The merged root takes its owner and mode from the upper dir.
             real = target.stat()
-            direct = writes_as(self.policy, real.st_uid, target == self.workspace)
+            mine = self.own_workspace and target == self.workspace
+            direct = writes_as(self.policy, real.st_uid, mine)
             ids = (real.st_uid, real.st_gid) if direct else (self.policy.uid,) * 2
             os.chmod(upper, stat.S_IMODE(real.st_mode))
             os.chown(upper, *ids)

@@ -162,3 +162,37 @@ def test_a_workspace_inside_a_granted_path_is_written_as_the_sandboxs_own(
     assert code == 0
     assert (workspace / "notes.txt").read_text() == "n\nmore\n"
     assert (workspace / "other.txt").stat().st_uid == NOBODY
+
+
+def test_a_project_directory_of_root_s_files_is_edited_as_its_owner(
+    policy, base, allowed
+):
+    # A repository the user brought: root's directory and files, 0644. The
+    # project's runs keep it root's and edit it as root would.
+    project = allowed / "repo"
+    project.mkdir()
+    (project / "greet.py").write_text("print('hi')\n")
+    (project / "greet.py").chmod(0o644)
+    sandbox = Sandbox(
+        policy,
+        run_key="repo",
+        workspace=project,
+        writable=[allowed],
+        own_workspace=False,
+    )
+    toolbox = Toolbox(
+        project,
+        ToolboxConfig(allowed_paths=[allowed], shell_timeout_s=20),
+        sandbox=sandbox,
+        approve=Operator(True),
+    )
+
+    # sed -i rewrites the file even when nothing matches.
+    edit = "sed -i 's/absent/x/' greet.py && sed -i 's/hi/hello/' greet.py"
+    code, _ = shell(toolbox, f"{edit} && echo x > new.txt")
+    toolbox.call("apply_edit", {"path": "greet.py", "old": "hello", "new": "hey"})
+
+    assert code == 0
+    assert (project / "greet.py").read_text() == "print('hey')\n"
+    owners = {p.name: p.stat().st_uid for p in (project, *project.iterdir())}
+    assert owners == {"repo": 0, "greet.py": 0, "new.txt": 0}
