@@ -21,12 +21,18 @@ from roles.claims.evidence import parse_evidence, split_exit_code
 
 __all__ = ["COOKBOOK", "cookbook_text", "lines_for", "nudge", "nudges"]
 
-# (the answer kinds an entry serves, the command, what it computes). A count of
-# one kind is ``count:<count_of>`` (``roles.claims.question``); ``count`` serves
-# any count. Each entry is one command a shell runs as written once its
-# placeholders are filled, and what it computes follows as a shell comment: a
-# 1.5B executor shown "lines: wc -l < FILE" ran "lines: wc -l < …", and shown
-# "find DIR -type f (…; -empty; -perm -u+x)" added every option it saw.
+# (the answer kinds an entry serves, the command, what it computes). An entry
+# serves the kinds of answer its output is: a pipeline that ends in a count
+# serves counts only, and a listing of paths serves paths and names, never a
+# count (``test_an_entry_serves_the_answers_its_output_is``). A count of one
+# kind is ``count:<count_of>`` (``roles.claims.question``); ``count`` serves
+# any count. Within a kind, the most general way comes first (a search by
+# content or by name before a ranking by size or time): a nudge names the
+# first NUDGE_LINES. Each entry is one command a shell runs as written once
+# its placeholders are filled, and what it computes follows as a shell
+# comment: a 1.5B executor shown "lines: wc -l < FILE" ran "lines: wc -l < …",
+# and shown "find DIR -type f (…; -empty; -perm -u+x)" added every option it
+# saw.
 COOKBOOK: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("count",), "wc -l < FILE", "lines"),
     (("count",), "grep -c 'TEXT' FILE", "lines holding TEXT"),
@@ -37,22 +43,24 @@ COOKBOOK: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "distinct values of field N"),
     (("name", "names"), "awk '{print $N}' FILE | sort | uniq -c | sort -rn | head -3",
      "most frequent values of field N"),
-    (("total", "number", "name"), "awk -F, 'NR>1 {s+=$N} END {print s}' FILE",
+    (("total", "number"), "awk -F, 'NR>1 {s+=$N} END {print s}' FILE",
      "sum of column N of a CSV"),
-    (("total", "number", "name"), "sort -t, -k N -g FILE | tail -1",
+    (("number", "name"), "sort -t, -k N -g FILE | tail -1",
      "the row with the largest column N"),
-    (("count:files", "names", "path"), "find DIR -type f -name '*.EXT' | wc -l",
+    (("path", "names"), "grep -rl 'TEXT' DIR", "the files that hold TEXT"),
+    (("path", "names"), "grep -rn 'TEXT' DIR", "where TEXT is"),
+    (("path", "name", "names"), "find DIR -type f -name 'NAME'",
+     "the files named NAME (a glob such as '*.EXT' too)"),
+    (("count:files",), "find DIR -type f -name '*.EXT' | wc -l",
      "files under DIR"),
-    (("count:files", "names", "path"), "find DIR -maxdepth 1 -type f | wc -l",
+    (("count:files",), "find DIR -maxdepth 1 -type f | wc -l",
      "files directly in DIR, not in its subdirectories"),
-    (("total", "path", "name"), "find DIR -type f -printf '%s %p\\n' | sort -n",
+    (("path", "name"), "find DIR -type f -printf '%s %p\\n' | sort -n",
      "file sizes in bytes, largest last"),
-    (("total", "path", "name"),
+    (("total", "number"),
      "find DIR -type f -printf '%s\\n' | awk '{s+=$1} END {print s}'",
      "their total size in bytes (du counts disk blocks and directories)"),
     (("path", "name"), "ls -t DIR | head -1", "the newest entry"),
-    (("path", "names"), "grep -rl 'TEXT' DIR", "the files that hold TEXT"),
-    (("path", "names"), "grep -rn 'TEXT' DIR", "where TEXT is"),
     (("value", "yes_no"), "grep -n 'KEY' FILE", "a setting's value"),
     (("value", "yes_no"),
      "python3 -c 'import json; print(json.load(open(\"FILE\"))[\"KEY\"])'",
@@ -62,10 +70,13 @@ COOKBOOK: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("number", "value"), "cd DIR && python3 -c 'from MODULE import F; print(F(ARG))'",
      "run a function"),
     (("number", "effect"), "date -d 'YYYY-MM-DD' +%s", "a date in seconds"),
-    (("number", "effect"), "tar -tzf FILE", "list an archive"),
+    (("names", "effect"), "tar -tzf FILE", "list an archive"),
     (("effect",), "tar -czf OUT.tar.gz -C PARENT NAME", "pack a directory"),
 )  # fmt: skip
 NUDGE_LINES = 3
+# A failed step's output as a correction quotes it: its first and its last
+# line, each cut to SHOWN characters. A tool's own hint, or the error that
+# ends a traceback, is often the last line.
 SHOWN = 80
 
 
@@ -101,13 +112,23 @@ def nudge(answer: str, tool_calls: Sequence[str], count_of: str = "") -> str:
     if calls:
         last = calls[-1]
         command = last.args.get("command") if last.tool == "shell" else None
-        said = " ".join(split_exit_code(last.output)[1].split())[:SHOWN]
+        said = _ends(split_exit_code(last.output)[1])
         what = (
             f"`{command}`" if isinstance(command, str) else f"{last.tool} {last.target}"
         )
         step = f"The step that failed: {what} printed {said or 'nothing'!r}. "
     listed = "".join(f"\n  {line}" for line in lines)
     return f"{step}Next, try one of:{listed}"
+
+
+def _ends(output: str) -> str:
+    """Return ``output``'s first and last non-blank lines (its only one when
+    it has one), each cut to SHOWN characters, joined by " … "."""
+    lines = [" ".join(line.split()) for line in output.splitlines()]
+    lines = [line[:SHOWN] for line in lines if line]
+    if len(lines) <= 1:
+        return "".join(lines)
+    return f"{lines[0]} … {lines[-1]}"
 
 
 def nudges(model: object) -> bool:

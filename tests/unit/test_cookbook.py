@@ -6,10 +6,11 @@ import subprocess
 
 from roles.agent_validator import validate
 from roles.claims.command import parse_command
+from roles.claims.command_queries import COUNTS, command_counts
 from roles.claims.evidence import format_evidence
 from roles.claims.question import Question
 from roles.contracts import ExecutionResult, SubTask
-from roles.cookbook import COOKBOOK, cookbook_text, nudge
+from roles.cookbook import COOKBOOK, SHOWN, cookbook_text, nudge
 from roles.criteria import FORM_CHECK
 from roles.executor_prompts import build_messages
 from roles.llm.config import LLMSettings
@@ -59,6 +60,33 @@ def test_every_entry_runs_in_bash_as_written():
                 ["bash", "-c", f"type -t {name}"], capture_output=True, check=False
             )
             assert known.returncode == 0, (line, name)
+
+
+def test_an_entry_serves_the_answers_its_output_is():
+    # A pipeline that ends in a count answers a count and nothing else; a
+    # listing answers no count. Before, "find DIR … | wc -l" was filed under
+    # paths, and a question of where a function is defined was nudged to
+    # count files.
+    for kinds, command, _ in COOKBOOK:
+        counted = command_counts(parse_command(command)) in COUNTS
+        counting = {kind for kind in kinds if kind.split(":")[0] == "count"}
+        assert counted == bool(counting), command
+        assert not counted or counting == set(kinds), command
+
+
+def test_a_question_of_where_is_nudged_to_search_not_to_count():
+    said = nudge("path", [])
+    assert "grep -rl 'TEXT' DIR" in said and "find DIR -type f -name 'NAME'" in said
+    assert "wc -l" not in said
+
+
+def test_a_nudge_quotes_the_failed_steps_first_and_last_lines():
+    # A tool's hint, or the error that ends a traceback, is its last line.
+    hint = "src/a.py:4: def f():" + " x" * 200
+    output = f"[exit code 1]\nno files matched\nmore\n{hint}"
+    said = nudge("path", [format_evidence("glob", {"pattern": "f"}, output)])
+    assert f"printed 'no files matched … {hint[:SHOWN]}'" in said
+    assert "more" not in said and hint[: SHOWN + 1] not in said
 
 
 def test_a_count_of_files_is_nudged_to_count_files_first():
