@@ -27,7 +27,7 @@ from roles.claims.evidence import (
 from roles.claims.facts import output_text
 from roles.claims.question import Question, read_question
 from roles.claims.stated_values import ANSWERED
-from roles.claims.writes import written
+from roles.claims.writes import may_write, written
 from roles.contracts import (
     CriterionVerdict,
     ExecutionResult,
@@ -209,12 +209,19 @@ def effect_shown(answer: Answer) -> str:
 def unmade_effect(question: Question, calls: Sequence[ToolCall]) -> str:
     """Return why ``calls`` do not show the effect ``question`` asks for on its
     named paths (no successful call wrote there, or a file to write is not
-    there), else ""; a deletion is ``roles.claims.deletions``'s."""
+    there), or, when it names none, anywhere (every successful call only
+    read), else ""; a deletion is ``roles.claims.deletions``'s."""
     if question.answer != "effect" or question.effect in ("", "delete"):
         return ""
     named = [p.rstrip("/") or "/" for p in question.paths]
     if not named:
-        return ""
+        if any(may_write(call) for call in calls):
+            return ""
+        return (
+            f"the request asks to {question.effect} something, and every "
+            "successful tool call only read: make the change itself (write_file, "
+            "apply_edit, or a command that writes the file), not only a report of it"
+        )
     touched = [p for p in written(calls) if any(_within(p, n) for n in named)]
     if not touched:
         return (

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from roles.claims.command import Program, parse_command
 from roles.claims.evidence import ToolCall, is_failed_call
 
-__all__ = ["written", "written_paths"]
+__all__ = ["may_write", "written", "written_paths"]
 
 # Programs that change every operand they are given.
 EACH = frozenset(
@@ -38,6 +38,18 @@ INTERPRETERS = frozenset(
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "1>", "1>>", "2>", "2>>"})
 ABSOLUTE = re.compile(r"""(?<![\w.~])/[^\s'"`,;()<>|$*?]+""")
 FILE_TOOLS = ("write_file", "create_file", "apply_edit", "edit_file")
+# What a call of these tools does is read, whatever its arguments.
+READ_TOOLS = frozenset({"read_file", "read_file_lines", "glob", "search", "fetch_url"})
+# Programs that change nothing when they write to no file (a redirect, sort -o
+# and find -delete/-exec are read apart, by ``_writes`` and READ_ONLY_FIND).
+READ_ONLY = frozenset(
+    "cat tac nl head tail sort uniq cut paste wc tr column less more grep egrep "
+    "fgrep rg awk gawk mawk ls find tree stat file du df diff cmp md5sum "
+    "sha256sum jq echo printf pwd cd test [ true false which type basename "
+    "dirname realpath readlink date id whoami hostname uname env printenv "
+    "sleep seq xxd od hexdump strings zcat".split()
+)
+FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint"})
 
 
 def written_paths(call: ToolCall) -> list[str]:
@@ -98,6 +110,29 @@ def _joined(cwd: str, path: str) -> str:
     if path.startswith("/") or not cwd:
         return posixpath.normpath(path) if path.startswith("/") else path
     return posixpath.normpath(posixpath.join(cwd, path))
+
+
+def may_write(call: ToolCall) -> bool:
+    """Return True when ``call`` succeeded and may have changed a file: a
+    file tool's write, a command that writes a path (``written_paths``), or
+    one that runs any program not known to only read. An awk program that
+    prints to a file of its own is counted as a reader."""
+    if is_failed_call(call) or call.tool in READ_TOOLS:
+        return False
+    command = call.args.get("command")
+    if call.tool != "shell" or not isinstance(command, str):
+        return True
+    if written_paths(call):
+        return True
+    parsed = parse_command(command)
+    if parsed.error or not parsed.pipelines:
+        return True
+    return any(
+        program.name not in READ_ONLY
+        or (program.name == "find" and FIND_ACTIONS & set(program.flags))
+        for pipeline in parsed.pipelines
+        for program in pipeline.programs
+    )
 
 
 def written(calls: Sequence[ToolCall]) -> list[str]:

@@ -233,3 +233,28 @@ def test_a_path_a_call_only_printed_back_from_its_arguments_is_not_shown():
         "glob", {"pattern": "*.py", "root": "/srv/app"}, "/srv/app/main.py"
     )
     assert _rules(question, "/srv/app/main.py", listed) == []
+
+
+@pytest.mark.parametrize(
+    ("calls", "rules"),
+    [
+        # Only reads: a refused edit, a read, a search.
+        (
+            [
+                _shell("sed -i 's/a/b/' greet.py", "Operation not permitted", code=1),
+                format_evidence("read_file", {"path": "greet.py"}, "print('hi')"),
+                _shell("grep -n argparse greet.py | head -3", ""),
+            ],
+            ["effect-not-shown"],
+        ),
+        ([_shell("find . -name '*.py' -exec sed -i s/a/b/ {} +", "")], []),
+        ([_shell("sed -i 's/a/b/' greet.py", "")], []),
+        ([format_evidence("apply_edit", {"path": "greet.py"}, "ok")], []),
+        # A program not known to only read may have written (a script run, git).
+        ([_shell("python3 tools/fix.py", "")], []),
+        ([_shell("git mv a.py b.py", "")], []),
+    ],
+)
+def test_an_effect_on_no_named_path_needs_a_call_that_may_write(calls, rules):
+    asked = Question(answer="effect", effect="change")
+    assert _rules(asked, "The --json flag is added.", *calls) == rules

@@ -12,7 +12,7 @@ from roles.llm.offline_roles import NO_ALTERNATIVE
 from roles.meta_validator import evaluate
 
 
-def outcome(subtask_id, intent, status="matched", output=None, reason=None):
+def outcome(subtask_id, intent, status="matched", output=None, reason=None, calls=()):
     return SubTaskOutcome(
         subtask_id=subtask_id,
         parent_task_id="offline_task",
@@ -20,6 +20,7 @@ def outcome(subtask_id, intent, status="matched", output=None, reason=None):
         status=status,
         output=output,
         failure_reason=reason,
+        tool_calls=list(calls),
     )
 
 
@@ -157,9 +158,10 @@ def test_a_question_for_a_number_that_no_output_answers_is_replanned(question, s
     ],
 )
 def test_an_answer_with_a_number_or_a_request_for_no_number_is_not_held(question, said):
+    wrote = format_evidence("write_file", {"path": "total.py", "content": "x"}, "ok")
     result = evaluate(
         asked(question),
-        [outcome("a", "do it", output=said)],
+        [outcome("a", "do it", output=said, calls=[wrote])],
         model=OfflineModel(),
         elapsed_ms=0,
         replans_so_far=0,
