@@ -15,6 +15,7 @@ Shapes only (FILE, DIR, TEXT, N are placeholders), no task's data.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from roles.claims.evidence import parse_evidence, split_exit_code
@@ -122,10 +123,12 @@ def nudge(answer: str, tool_calls: Sequence[str], count_of: str = "") -> str:
 
 
 def _ends(output: str) -> str:
-    """Return ``output``'s first and last non-blank lines (its only one when
-    it has one), each cut to SHOWN characters, joined by " … "."""
+    """Return ``output``'s first and last lines that hold a word (its only
+    one when it has one), each cut to SHOWN characters, joined by " … ". A
+    line of punctuation alone (the ")" that closes a tool's note) says
+    nothing."""
     lines = [" ".join(line.split()) for line in output.splitlines()]
-    lines = [line[:SHOWN] for line in lines if line]
+    lines = [line[:SHOWN] for line in lines if re.search(r"\w", line)]
     if len(lines) <= 1:
         return "".join(lines)
     return f"{lines[0]} … {lines[-1]}"

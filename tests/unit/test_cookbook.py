@@ -83,7 +83,7 @@ def test_a_question_of_where_is_nudged_to_search_not_to_count():
 def test_a_nudge_quotes_the_failed_steps_first_and_last_lines():
     # A tool's hint, or the error that ends a traceback, is its last line.
     hint = "src/a.py:4: def f():" + " x" * 200
-    output = f"[exit code 1]\nno files matched\nmore\n{hint}"
+    output = f"[exit code 1]\nno files matched\nmore\n{hint}\n)\n"
     said = nudge("path", [format_evidence("glob", {"pattern": "f"}, output)])
     assert f"printed 'no files matched … {hint[:SHOWN]}'" in said
     assert "more" not in said and hint[: SHOWN + 1] not in said
