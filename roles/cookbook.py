@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from roles.claims.evidence import parse_evidence, split_exit_code
+from roles.toolclass import tool_classes
 
 __all__ = ["COOKBOOK", "cookbook_text", "lines_for", "nudge", "nudges"]
 
@@ -56,6 +57,8 @@ COOKBOOK: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "files under DIR"),
     (("count:files",), "find DIR -maxdepth 1 -type f | wc -l",
      "files directly in DIR, not in its subdirectories"),
+    (("count:files",), "ls -R DIR | grep -c '\\.EXT$'",
+     "files under DIR named *.EXT, by their names"),
     (("path", "name"), "find DIR -type f -printf '%s %p\\n' | sort -n",
      "file sizes in bytes, largest last"),
     (("total", "number"),
@@ -93,12 +96,22 @@ def cookbook_text() -> str:
     return f"Standard commands (FILE, DIR, TEXT, N are placeholders):\n{lines}\n\n"
 
 
-def lines_for(answer: str, count_of: str = "") -> list[str]:
-    """Return the cookbook's first entries for an answer of kind ``answer``: a
-    count's own kind (``count_of``) first."""
-    own = [entry(c, la) for kinds, c, la in COOKBOOK if f"{answer}:{count_of}" in kinds]
-    rest = [entry(c, la) for kinds, c, la in COOKBOOK if answer in kinds]
-    return list(dict.fromkeys([*own, *rest]))[:NUDGE_LINES]
+def lines_for(
+    answer: str, count_of: str = "", besides: frozenset[str] = frozenset()
+) -> list[str]:
+    """Return the cookbook's first entries for an answer of kind ``answer``:
+    those of a count's own kind (``count_of``) when it has some, else those
+    of any count. An entry whose tool classes are ``besides`` exactly is left
+    out: a second derivation "by other means" is not shown the first's."""
+    own = [(c, la) for kinds, c, la in COOKBOOK if f"{answer}:{count_of}" in kinds]
+    ways = own or [(c, la) for kinds, c, la in COOKBOOK if answer in kinds]
+    if besides:
+        ways = [(c, la) for c, la in ways if set(_classes(c)) != besides]
+    return [entry(c, la) for c, la in ways][:NUDGE_LINES]
+
+
+def _classes(command: str) -> list[str]:
+    return tool_classes("shell", {"command": command})
 
 
 def nudge(answer: str, tool_calls: Sequence[str], count_of: str = "") -> str:

@@ -162,7 +162,7 @@ def second_subtask(
     )
     # The commands for such an answer go with the criteria, which no reading
     # of what a subtask asks looks at (its words would name a kind of count).
-    ways = lines_for(answer, count_of)
+    ways = lines_for(answer, count_of, frozenset(first.programs))
     criteria = (
         [f"the {what} is printed by one of these: {'; or '.join(ways)}"] if ways else []
     )

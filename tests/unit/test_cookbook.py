@@ -10,7 +10,7 @@ from roles.claims.command_queries import COUNTS, command_counts
 from roles.claims.evidence import format_evidence
 from roles.claims.question import Question
 from roles.contracts import ExecutionResult, SubTask
-from roles.cookbook import COOKBOOK, SHOWN, cookbook_text, nudge
+from roles.cookbook import COOKBOOK, SHOWN, cookbook_text, lines_for, nudge
 from roles.criteria import FORM_CHECK
 from roles.executor_prompts import build_messages
 from roles.llm.config import LLMSettings
@@ -92,8 +92,16 @@ def test_a_nudge_quotes_the_failed_steps_first_and_last_lines():
 def test_a_count_of_files_is_nudged_to_count_files_first():
     listing = format_evidence("shell", {"command": "ls -l /d"}, "[exit code 0]\nx")
     said = nudge("count", [listing], "files")
-    assert said.index("find DIR") < said.index("wc -l < FILE")
+    assert "find DIR -type f" in said and "wc -l < FILE" not in said
     assert "find DIR" not in nudge("count", [listing], "lines")
+
+
+def test_a_second_derivation_is_shown_only_other_means():
+    # The first counted with find | wc; "by other means" lists no find | wc.
+    first = lines_for("count", "files")
+    other = lines_for("count", "files", frozenset({"shell:find", "shell:wc"}))
+    assert any("find DIR" in line for line in first)
+    assert other and not any("find DIR" in line for line in other)
 
 
 class _Judge:

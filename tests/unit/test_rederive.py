@@ -82,6 +82,17 @@ def test_the_second_subtask_asks_the_request_blind_to_the_first_answer():
     assert "web.log" not in second.context and "240" not in second.context
 
 
+def test_the_second_subtask_lists_no_way_of_the_first_derivations_programs():
+    files = "How many Python files are under /d/p?"
+    first = first_derivation(
+        Question(answer="count", count_of="files"),
+        result("17", ("find /d/p -type f -name '*.py' | wc -l", "17")),
+    )
+    second = second_subtask(SUBTASK, first, files, "count", "files")
+    [criterion] = second.success_criteria
+    assert "ls -R DIR" in str(criterion) and "find DIR" not in str(criterion)
+
+
 def test_two_derivations_that_disagree_fail_the_claim_with_both_results():
     first = first_derivation(
         COUNT, result("240", ("wc -l /d/web.log", "240 /d/web.log"))
