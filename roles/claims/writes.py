@@ -40,8 +40,9 @@ ABSOLUTE = re.compile(r"""(?<![\w.~])/[^\s'"`,;()<>|$*?]+""")
 FILE_TOOLS = ("write_file", "create_file", "apply_edit", "edit_file")
 # What a call of these tools does is read, whatever its arguments.
 READ_TOOLS = frozenset({"read_file", "read_file_lines", "glob", "search", "fetch_url"})
-# Programs that change nothing when they write to no file (a redirect, sort -o
-# and find -delete/-exec are read apart, by ``_writes`` and READ_ONLY_FIND).
+# Programs that change nothing when they write to no file (a redirect and
+# sort -o are read apart by ``_writes``, find's actions by FIND_ACTIONS; the
+# parser names the program a wrapper such as env or sudo runs).
 READ_ONLY = frozenset(
     "cat tac nl head tail sort uniq cut paste wc tr column less more grep egrep "
     "fgrep rg awk gawk mawk ls find tree stat file du df diff cmp md5sum "
