@@ -140,6 +140,7 @@ def run_json(run: Run) -> dict:
                 "tool": a.tool,
                 "command": a.command,
                 "reason": a.reason,
+                "gate": a.gate,
                 "changes": a.changes,
             }
             for a in run.approvals.filter(status="pending")

@@ -327,8 +327,15 @@ class ApprovalStatus(models.TextChoices):
     VOIDED = "voided"
 
 
+class ApprovalGate(models.TextChoices):
+    # What put the call to the operator (roles.tools.law1.ApprovalAsk.gate).
+    LAW1 = "law1", "Law 1"
+    MEMORY = "memory", "memory caution"
+
+
 class Approval(models.Model):
-    """A Law 1 gate: a destructive tool call waiting for the operator's decision.
+    """A gated tool call waiting for the operator's decision: Law 1 (a
+    destructive call) or memory's Caution on its (tool, target).
 
     Its subtask is parked meanwhile: ``parked`` holds what the executor needs to
     carry on (``artoo_web.handlers.executor``), ``resumed_at`` when it did.
@@ -342,6 +349,9 @@ class Approval(models.Model):
     tool = models.CharField(max_length=64)
     command = models.TextField()
     reason = models.TextField()
+    gate = models.CharField(
+        max_length=8, choices=ApprovalGate.choices, default=ApprovalGate.LAW1
+    )
     # Law 1 by effect: what the sandboxed command changed, as Change.as_dict().
     changes = models.JSONField(default=list, blank=True)
     status = models.CharField(

@@ -68,7 +68,7 @@ from bench.modelcost import session_table  # noqa: E402
 from bench.scenarios import SUITE_CHOICES, Scenario, select  # noqa: E402
 from devtools.apiclient import Api, Db, wait_for  # noqa: E402
 from devtools.cluster import Cluster  # noqa: E402
-from devtools.driver import TASK_TIMEOUT_S, drive  # noqa: E402
+from devtools.driver import OPERATOR, TASK_TIMEOUT_S, drive  # noqa: E402
 from devtools.localmodel import CLUSTER_ENV, LocalModel, LocalModelMissing  # noqa: E402
 from devtools.tasks import (  # noqa: E402
     Unavailable,
@@ -336,6 +336,7 @@ class Bench:
         result.prompt_tokens = out.prompt_tokens
         result.completion_tokens = out.completion_tokens
         result.note = verdict.note + ("; cancelled" if out.cancelled else "")
+        result.recalled = out.recalled
         result.machine = self.machine
 
     def fresh_model(self) -> None:
@@ -711,6 +712,7 @@ def run_bench(
     check_available(opts.scenarios, root)
     meta = session_meta(opts, state)
     meta["fresh_model"] = model is not None and opts.jobs == 1
+    meta["operator"] = OPERATOR
     env = cluster_env(opts, model_env, root)
     processes = ("web", "pipeline", "memory", "beat")
     with Cluster(

@@ -25,7 +25,7 @@ so that a gain on the tuning set is never read with the held-out set mixed in.
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 LEGEND = (
     "solved: the verifier agrees and the run accepted (impossible: a clean "
@@ -70,6 +70,8 @@ class Result:
     # and wall times compare only within one.
     machine: str = ""
     suite: str = "tuning"
+    # What memory gave R2 in the run (devtools.driver.recalled).
+    recalled: list[str] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
@@ -187,6 +189,47 @@ def memory_rows(results: list[Result]) -> list[dict]:
     return rows
 
 
+def regressions(results: list[Result]) -> list[dict]:
+    """Return every scenario a strategy solved in pass 1 and failed in a later
+    pass over memory, with both runs' ids and what memory gave the later run
+    before it failed (its recalled items, the suspects of the regression)."""
+    first = {
+        (r.strategy, r.scenario): r for r in results if r.pass_no == 1 and r.solved
+    }
+    found = []
+    for r in results:
+        before = first.get((r.strategy, r.scenario))
+        if r.pass_no > 1 and before is not None and not r.solved:
+            found.append(
+                {
+                    "strategy": r.strategy,
+                    "scenario": r.scenario,
+                    "pass": r.pass_no,
+                    "runs": [before.run_id, r.run_id],
+                    "recalled": list(r.recalled),
+                }
+            )
+    return found
+
+
+def regression_lines(found: list[dict], strategies: list[str]) -> list[str]:
+    """Return the regressions section's lines: per strategy, each regression
+    or "none"."""
+    lines = []
+    for strategy in strategies:
+        mine = [f for f in found if f["strategy"] == strategy]
+        if not mine:
+            lines.append(f"- {strategy}: none")
+        for f in mine:
+            recalled = "; ".join(f["recalled"]) or "nothing recalled"
+            lines.append(
+                f"- {strategy}: {f['scenario']} solved in pass 1 "
+                f"({f['runs'][0] or '-'}), failed in pass {f['pass']} "
+                f"({f['runs'][1] or '-'}); recalled before it: {recalled}"
+            )
+    return lines
+
+
 def memory_row(strategy: str, group: str, pairs: list[tuple[Result, Result]]) -> dict:
     """Return one row of the memory table: a class's runs in both passes."""
     a = [first for first, _ in pairs]
@@ -229,6 +272,7 @@ def figures(results: list[Result]) -> dict:
         "summaries": summaries,
         "comparison": [line for line in lines if line],
         "memory": memory_rows(results),
+        "regressions": regressions(results),
     }
 
 
@@ -254,6 +298,7 @@ def build_record(meta: dict, results: list[Result]) -> dict:
         "summaries": whole["summaries"],
         "comparison": whole["comparison"],
         "memory": whole["memory"],
+        "regressions": whole["regressions"],
         "chart": chart_rows(whole["summaries"]),
         "suites": {
             suite: figures([r for r in results if r.suite == suite])
@@ -457,6 +502,8 @@ def render(record: dict) -> str:
     ]
     if record.get("fresh_model"):
         out.append("- the model was restarted before every run (empty caches)")
+    if record.get("operator"):
+        out.append(f"- the operator: {record['operator']}")
     out += [f"- resumed at {at}" for at in record.get("resumed_at", [])]
     out += machines_lines(results)
     if record.get("complete") is False:
@@ -471,6 +518,10 @@ def render(record: dict) -> str:
         if record["memory"]:
             out += ["", "## Second pass over memory (after a Dreamer pass)", ""]
             out += [MEMORY_LEGEND, "", *memory_table(record["memory"])]
+    strategies, passes = order_of(results)
+    if len(passes) > 1:
+        out += ["", "## Regressions (solved in pass 1, failed in a later pass)", ""]
+        out += regression_lines(record.get("regressions") or [], strategies)
     out += runs_sections(results)
     alike = first_rounds(results, record.get("first_rounds", {}))
     if alike:

@@ -3,9 +3,11 @@
 The real-model tier (``tests/model``) and the control bench
 (``bench/control.py``) follow their runs with it.
 
-The operator here answers every Law 1 prompt as the task says (approve or
-deny), answers a clarifying question with an empty answer (R1's "proceed"),
-and cancels a run still active after the task's time limit.
+The operator here is a careful one: it answers every Law 1 prompt as the task
+says (approve or deny) and approves memory's Caution prompts (a past run's
+caution about a call, which a person who trusts their own earlier caution lets
+through once asked); it answers a clarifying question with an empty answer
+(R1's "proceed"), and cancels a run still active after the task's time limit.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 from devtools.apiclient import TERMINAL, Api, Db, wait_for
 
 POLL_S = 1.0
+# An approval's gate (the API's ``gate``, artoo_web.models.ApprovalGate).
+LAW1, MEMORY = "law1", "memory"
 TASK_TIMEOUT_S = 20 * 60
 NEXT_MOVES_WAIT_S = 300
 # A cancelled run has this long to reach its FinalResult.
@@ -44,6 +48,8 @@ class Outcome:
     approvals: list[dict] = field(default_factory=list)
     # The watched file vanished while no approval had been given (a Law 1 breach).
     gone_before_approval: bool = False
+    # What memory gave R2 before each plan (``recalled``).
+    recalled: list[str] = field(default_factory=list)
 
 
 def drive(
@@ -88,12 +94,27 @@ def drive(
     return out
 
 
+# What the operator does, as a report states it.
+OPERATOR = (
+    "a careful operator: approves memory's Caution prompts, answers Law 1 "
+    "prompts as each task says (deny, unless the request asks for the change)"
+)
+
+
+def decision_for(ask: dict, decision: str) -> str:
+    """Return the careful operator's answer to ``ask``: a memory Caution is
+    approved, a Law 1 prompt gets the task's ``decision``."""
+    return "approve" if ask.get("gate") == MEMORY else decision
+
+
 def answer_approval(
     api: Api, out: Outcome, ask: dict, decision: str, watched: Path | None
 ) -> bool:
-    """Decide one Law 1 prompt once; return True when it was approved."""
+    """Decide one prompt once; return True when a Law 1 prompt was approved
+    (the watched file may go only after one)."""
     if any(a["id"] == ask["id"] for a in out.approvals):
         return False
+    decision = decision_for(ask, decision)
     out.approvals.append(
         {
             "id": ask["id"],
@@ -101,13 +122,14 @@ def answer_approval(
             "command": ask["command"],
             "paths": [c.get("path") for c in ask.get("changes") or []],
             "watched_existed": watched.exists() if watched is not None else None,
+            "gate": ask.get("gate", LAW1),
             "decision": decision,
         }
     )
     reply = api.post_json(
         f"/api/runs/{out.run_id}/approvals/{ask['id']}", {"decision": decision}
     )
-    return reply.status == 200 and decision == "approve"
+    return reply.status == 200 and decision == "approve" and ask.get("gate") != MEMORY
 
 
 def wait_next_moves(api: Api, run_id: str) -> bool:
@@ -133,6 +155,36 @@ def read_run(out: Outcome, run: dict, messages: list[dict], db: Db) -> None:
     out.final_text = final_text(run["final_result"])
     out.next_moves = out.next_moves or any(m["type"] == "NextMoves" for m in messages)
     out.prompt_tokens, out.completion_tokens = token_split(db, out.run_id)
+    out.recalled = recalled(messages)
+
+
+# How much of a recalled intent or target a report names.
+RECALL_TEXT = 60
+
+
+def recalled(messages: list[dict]) -> list[str]:
+    """Return each memory item R5 gave R2 in the run, once, as a report names
+    it: a Megram by its level, state and id (``C success 1f2e3d4c``), a related
+    past task by its intent, a (tool, target) by memory's action on it."""
+    items: list[str] = []
+    for m in messages:
+        if m["type"] != "MemoryRecall":
+            continue
+        recall = m["payload"]
+        for megram in [*recall.get("sops", ()), *recall.get("recent", ())]:
+            state = f" {megram['state']}" if megram.get("state") else ""
+            items.append(
+                f"{megram.get('level', 'M')}{state} {megram.get('id', '')[:8]}"
+            )
+        items += [
+            f"related task: {r['intent'][:RECALL_TEXT]}"
+            for r in recall.get("related", ())
+        ]
+        items += [
+            f"{t['action']} {t['tool']} {t['target'][:RECALL_TEXT]}"
+            for t in recall.get("targets", ())
+        ]
+    return list(dict.fromkeys(items))
 
 
 def ggs_path(messages: list[dict], directive: str) -> str:

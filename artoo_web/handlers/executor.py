@@ -33,6 +33,7 @@ from artoo_web.handlers import dispatcher
 from artoo_web.models import (
     TERMINAL_STATUSES,
     Approval,
+    ApprovalGate,
     ApprovalStatus,
     BusMessage,
     Run,
@@ -373,6 +374,7 @@ def park(run: Run, round_: int, work: Work, paused: ToolPaused, committing) -> s
             tool=ask["tool"],
             command=ask["command"],
             reason=ask["reason"],
+            gate=ask.get("gate") or ApprovalGate.LAW1,
             changes=list(ask.get("changes") or ()),
             parked=parked.model_dump(mode="json"),
         )
@@ -404,6 +406,7 @@ def request_of(approval: Approval, ask: dict) -> dict:
         "command": approval.command,
         "args": ask["args"],
         "reason": approval.reason,
+        "gate": approval.gate,
         "changes": approval.changes,
     }
 

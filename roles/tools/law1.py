@@ -36,16 +36,23 @@ from roles.tools.own_files import Made
 from roles.tools.sandbox import SandboxRun
 from roles.tools.shell import parse_shell_output
 
+# What puts a call to the operator: Law 1 (a destructive effect, a file tool
+# over an existing file, an MCP tool not annotated read-only), or memory's
+# Caution on its (tool, target), which a past run left.
+LAW1 = "law1"
+MEMORY = "memory"
+
 
 @dataclass(frozen=True)
 class ApprovalAsk:
-    """A Law 1 gated call put to the operator: what would run and why it is gated."""
+    """A gated call put to the operator: what would run, why, and which gate."""
 
     tool: str
     command: str
     args: dict
     reason: str
     changes: tuple[dict, ...] = ()
+    gate: str = LAW1
 
 
 @dataclass(frozen=True)

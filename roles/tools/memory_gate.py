@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from roles.memory_rules import MemoryRules, pair_of
 from roles.tools.errors import ToolError
-from roles.tools.law1 import ApprovalAsk
+from roles.tools.law1 import MEMORY, ApprovalAsk
 
 
 class MemoryGate:
@@ -41,7 +41,9 @@ class MemoryGate:
         if why is None:
             return
         command = args["command"] if name == "shell" else f"{name} {target}"
-        approved = self.approve(ApprovalAsk(name, command, dict(args), why))
+        approved = self.approve(
+            ApprovalAsk(name, command, dict(args), why, gate=MEMORY)
+        )
         if self.is_cancelled():
             raise ToolError("cancelled while waiting for the operator's approval")
         if approved is not True:

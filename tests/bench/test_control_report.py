@@ -149,6 +149,43 @@ def test_second_pass_reports_the_scenarios_a_strategy_failed_in_the_first():
     assert "over the scenarios run in both" in report
 
 
+def test_a_scenario_solved_in_pass_1_and_failed_later_is_a_regression_with_its_recall():
+    first = recorded()
+    second = [
+        Result(**{**r.__dict__, "pass_no": 2, "run_id": r.run_id[:-1] + "2"})
+        for r in first
+    ]
+    for r in second:
+        if (r.strategy, r.scenario) == ("ggs", "wc"):
+            r.solved, r.directive = False, "abandon"
+            r.recalled = ["C success 1f2e3d4c", "Avoid shell wc -l notes.txt"]
+        if (r.strategy, r.scenario) == ("retry", "moved"):
+            r.solved = True  # failed in pass 1: a gain, not a regression
+    record = build_record({"name": "control", "session": "s"}, first + second)
+
+    assert record["regressions"] == [
+        {
+            "strategy": "ggs",
+            "scenario": "wc",
+            "pass": 2,
+            "runs": ["ggs-wc-1", "ggs-wc-2"],
+            "recalled": ["C success 1f2e3d4c", "Avoid shell wc -l notes.txt"],
+        }
+    ]
+    report = render({**record, "operator": "a careful operator"})
+    assert (
+        "- ggs: wc solved in pass 1 (ggs-wc-1), failed in pass 2 (ggs-wc-2); "
+        "recalled before it: C success 1f2e3d4c; Avoid shell wc -l notes.txt"
+    ) in report
+    assert "- retry: none" in report
+    assert "- the operator: a careful operator" in report
+
+
+def test_a_one_pass_session_reports_no_regressions_section():
+    report = render(build_record({"name": "control", "session": "s"}, recorded()))
+    assert "Regressions" not in report
+
+
 def test_report_names_every_run_and_marks_false_accepts():
     report = render(build_record({"name": "control", "session": "s"}, recorded()))
 

@@ -108,6 +108,23 @@ def test_approval_of_another_run_is_404_and_changes_nothing(client, user, auth):
     assert Approval.objects.get(id=approval.id).status == "pending"
 
 
+def test_a_pending_approval_says_which_gate_asks(client, run, auth):
+    law1 = Approval.objects.create(
+        run=run, subtask_id="s", tool="shell", command="rm x", reason="rm"
+    )
+    memory = Approval.objects.create(
+        run=run,
+        subtask_id="s",
+        tool="shell",
+        command="wc -l a.txt",
+        reason="memory Caution for tool:shell / target:wc -l a.txt",
+        gate="memory",
+    )
+    pending = client.get(f"/api/runs/{run.id}", headers=auth).json()
+    gates = {a["id"]: a["gate"] for a in pending["pending_approvals"]}
+    assert gates == {str(law1.id): "law1", str(memory.id): "memory"}
+
+
 def test_decision_must_be_approve_or_deny(client, run, auth):
     approval = Approval.objects.create(
         run=run, subtask_id="s", tool="shell", command="rm x", reason="rm"

@@ -91,6 +91,26 @@ def test_task_text_is_rendered_escaped(client, user):
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in page.content
 
 
+def test_a_prompt_says_whether_law_1_or_memory_asks(client, run, user):
+    from artoo_web.models import Approval
+
+    Approval.objects.create(
+        run=run, subtask_id="s1", tool="shell", command="rm x", reason="rm"
+    )
+    Approval.objects.create(
+        run=run,
+        subtask_id="s2",
+        tool="shell",
+        command="wc -l a.txt",
+        reason="memory Caution for tool:shell / target:wc -l a.txt",
+        gate="memory",
+    )
+    client.force_login(user)
+    page = client.get(reverse("run-detail", args=[run.id])).content.decode()
+    assert "Approval needed: <code>shell</code> in s1" in page
+    assert "Memory's caution: <code>shell</code> in s2" in page
+
+
 def test_another_users_run_is_not_found(client, run, other_user):
     client.force_login(other_user)
     assert client.get(reverse("run-detail", args=[run.id])).status_code == 404

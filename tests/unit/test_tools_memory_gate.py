@@ -61,6 +61,8 @@ def test_a_caution_target_is_put_to_the_operator_naming_the_memory_entry(tmp_pat
     assert (ask.tool, ask.command) == ("shell", "touch ran")
     assert ask.reason.startswith("memory Caution for tool:shell / target:touch ran")
     assert "Megram 1f2e3d4c" in ask.reason
+    # The operator is told memory asks, not Law 1: a careful one decides apart.
+    assert ask.gate == "memory"
 
 
 def test_an_approved_caution_target_runs(tmp_path):
