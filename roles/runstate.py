@@ -160,6 +160,8 @@ class RunState(BaseModel):
     planned_by: int | str | None = None
     fanin: FanIn | None = None
     injected_sops: list[Megram] = Field(default_factory=list)
+    # The worked examples R2 was given in any round: an abandon feeds back to them.
+    injected_examples: list[Megram] = Field(default_factory=list)
     memory_targets: list[TargetSignal] = Field(default_factory=list)
     replan_requests: int = 0
     loss: Loss | None = None

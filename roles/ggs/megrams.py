@@ -172,7 +172,8 @@ def negative_feedback(
     now: datetime | None = None,
     id_factory: Callable[[], str] | None = None,
 ) -> list[Megram]:
-    """Return the write-back Megrams for SOPs followed by a failing round.
+    """Return the write-back Megrams for SOPs followed by a failing round (and
+    for worked examples followed by an abandoned run).
 
     Each is K-level evidence in its rule's pair with the rule's f, σ −1 and the
     decay of experience (k 0.05): it lowers the pair's decision potential, so

@@ -26,7 +26,10 @@ of their files, or their text) are listed: the tool layer refuses every one
 of them, listed or not, and another task's targets would only teach the
 planner that task's steps.
 Negative feedback is evidence against a rule, never a rule or an experience of
-its own, so it is never injected.
+its own, so it is never injected. A worked example (a recent success) that a
+later run followed and then abandoned has such feedback in its pair, newer
+than itself: it is demoted, no longer offered, until a newer success of the
+pair shows the approach working again.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ POTENTIAL_BLOCKS = {
 class Calibration:
     """The MUST NOT / SHOULD PREFER / CAUTION entries and their prompt text.
 
+    ``injected_examples`` the ids of the worked examples (recent successes) in
+    it, which an abandoned run feeds back to (``roles.ggs.megrams``);
     ``injected_sops`` lists the ids of the learned C-level rules in the prompt,
     so a failing round can be fed back to them; an operator's rules are the
     operator's to forget, not experience a round can contradict.
@@ -102,6 +107,7 @@ class Calibration:
     text: str
     injected_sops: list[str] = field(default_factory=list)
     operator: list[str] = field(default_factory=list)
+    injected_examples: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -126,13 +132,15 @@ def calibrate(
         tools = [f"Do not use tool: {describe(t)}" for t in directive.blocked_tools]
         out.add("must_not", BLOCKED_TARGETS, targets)
         out.add("must_not", BLOCKED_TOOLS, tools)
-    injected: list[str] = []
+    injected: tuple[list[str], list[str]] = ([], [])
     if recall is not None and recall.available:
         injected = _memory_blocks(out, recall)
-    return _assemble(out, injected)
+    return _assemble(out, *injected)
 
 
-def _memory_blocks(out: _Blocks, recall: MemoryRecall) -> list[str]:
+def _memory_blocks(out: _Blocks, recall: MemoryRecall) -> tuple[list[str], list[str]]:
+    """Add memory's blocks to ``out``; return the ids of the SOPs and of the
+    worked examples they hold."""
     budget = MAX_MEMORY_ENTRIES
     operator = [m for m in recall.operator if m.content.strip()][:budget]
     budget -= len(operator)
@@ -144,7 +152,10 @@ def _memory_blocks(out: _Blocks, recall: MemoryRecall) -> list[str]:
     avoid = [t for t in bearing if t.action == "Avoid"][:MAX_AVOID_LINES]
     caution = [t for t in bearing if t.action == "Caution"][:budget]
     budget -= len(caution)
-    recent = [m for m in recall.recent if _is_experience(m)][:budget]
+    demoted = demoted_examples(recall.recent)
+    recent = [m for m in recall.recent if _is_experience(m) and m.id not in demoted][
+        :budget
+    ]
     line = _liner(recall)
     out.add("operator", OPERATOR_RULES, [line(m) for m in operator])
     out.add("must_not", SOP_MUST_NOT, [line(m) for m in sops if m.sigma <= 0])
@@ -162,7 +173,27 @@ def _memory_blocks(out: _Blocks, recall: MemoryRecall) -> list[str]:
             recall.action, "caution"
         )
         out.add(kind, header, [text])
-    return [m.id for m in sops if m.id]
+    examples = [m.id for m in recent if m.id and _valence(m) > 0]
+    return [m.id for m in sops if m.id], examples
+
+
+def demoted_examples(recent: list[Megram]) -> set[str]:
+    """Return the ids of the successes followed by negative feedback in their
+    own pair: a later run was given them and abandoned (``negative_feedback``
+    writes the evidence in the example's pair). A success without a time, or
+    feedback without one, counts as older than the feedback."""
+    feedback: dict[tuple[str, str], list] = {}
+    for m in recent:
+        if m.state == FEEDBACK_STATE:
+            feedback.setdefault((m.space, m.entity), []).append(m.created_at)
+    demoted = set()
+    for m in recent:
+        times = feedback.get((m.space, m.entity))
+        if not m.id or not times or _valence(m) <= 0 or m.state == FEEDBACK_STATE:
+            continue
+        if m.created_at is None or any(t is None or t >= m.created_at for t in times):
+            demoted.add(m.id)
+    return demoted
 
 
 def _is_rule(megram: Megram) -> bool:
@@ -209,7 +240,7 @@ def _target_line(signal: TargetSignal) -> str:
     return f"{signal.tool}: {signal.target}" + (f" — {why}" if why else "")
 
 
-def _assemble(out: _Blocks, injected: list[str]) -> Calibration:
+def _assemble(out: _Blocks, injected: list[str], examples: list[str]) -> Calibration:
     entries: dict[str, list[str]] = {
         "operator": [],
         "must_not": [],
@@ -227,4 +258,5 @@ def _assemble(out: _Blocks, injected: list[str]) -> Calibration:
         text="\n".join(texts),
         injected_sops=injected,
         operator=entries["operator"],
+        injected_examples=examples,
     )

@@ -219,6 +219,43 @@ def test_budget_exhaustion_abandons_with_next_moves(celery_worker, user, model):
     assert 2 <= len(moves.payload["next_moves"]) <= 3
 
 
+def test_a_worked_example_given_to_an_abandoned_run_gets_negative_feedback(
+    celery_worker, user, model
+):
+    from artoo_web.handlers import memory as memory_worker
+    from roles.contracts import Megram
+
+    space = f"intent:{TASK_SPEC['task_id']}"
+    example = memory_worker.store().write(
+        Megram(
+            space=space,
+            entity="env:local",
+            state="accept",
+            content="Succeeded. Worked: shell:ping -c1 db → 1 packets received.",
+            f=0.9,
+            sigma=1.0,
+            k=0.05,
+            owner=f"user:{user.pk}",
+        )
+    )
+    model.default_reply(plan("env-step again"), role="R2")
+    try:
+        run = finished(runs.submit(user, "check the server"), timeout=90)
+        assert run.final_result["directive"] == "abandon"
+        assert "ping -c1 db" in text_of(model.requests_for("R2")[0])
+        feedback = [
+            m.payload
+            for m in BusMessage.objects.filter(run=run, type="Megram")
+            if m.payload["state"] == "negative_feedback"
+        ]
+        # Fed back once, at the abandon, in the example's own pair.
+        assert [(f["space"], f["sigma"], f["level"]) for f in feedback] == [
+            (space, -1.0, "K")
+        ]
+    finally:
+        memory_worker.store().forget(example.id)
+
+
 def test_law2_kills_a_run_whose_loss_worsens_twice(celery_worker, user, model):
     model.reply("R2", plan("ok-step a", "env-step b"))
     model.reply("R2", plan("env-step c"))

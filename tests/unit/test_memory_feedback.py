@@ -93,3 +93,40 @@ def test_feedback_stored_as_a_rule_by_an_older_version_is_not_injected():
         MemoryRecall(task_id="deploy", space=SPACE, entity=ENTITY, sops=[old])
     )
     assert calibration.text == ""
+
+
+def example(content="Succeeded. Worked: shell:systemctl restart nginx → ok."):
+    return Megram(
+        space=SPACE,
+        entity=ENTITY,
+        content=content,
+        state="accept",
+        f=0.9,
+        sigma=1.0,
+        k=0.05,
+    )
+
+
+def test_a_worked_example_an_abandoned_run_followed_is_offered_no_more(store):
+    worked = store.write(example(), T0)
+    given = calibrate(recall_of(store, T0))
+    assert given.injected_examples == [worked.id]
+    assert "systemctl restart nginx" in given.text
+    store.write_many(negative_feedback([worked], "abandon", "gave up", now=T1))
+    again = calibrate(recall_of(store, T1))
+    assert "systemctl restart nginx" not in again.text
+    assert again.injected_examples == []
+    assert "Followed, then the round failed" not in again.text
+
+
+def test_a_newer_success_of_the_pair_offers_the_approach_again(store):
+    old = store.write(example(), T0)
+    store.write_many(negative_feedback([old], "abandon", "gave up", now=T1))
+    later = T1 + timedelta(minutes=5)
+    newer = store.write(
+        example("Succeeded. Worked: shell:nginx -s reload → ok."), later
+    )
+    given = calibrate(recall_of(store, later))
+    assert given.injected_examples == [newer.id]
+    assert "nginx -s reload" in given.text
+    assert "systemctl restart nginx" not in given.text
