@@ -17,7 +17,7 @@ file tool or a command's effect, is refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,11 +173,16 @@ class FileTools:
         named = ", ".join(files.shown(f, self.workspace) for f in found)
         return f"; files named {path.name!r} under {base} it may read: {named}"
 
-    def hinted(self, output: str, command: str) -> str:
-        """Return a shell result with its hints (``shell_hints.with_hint``), the
-        readable copies of what it was denied and the namesakes of what it
-        did not find."""
-        output = shell_hints.with_hint(output, command)
+    def hinted(
+        self,
+        output: str,
+        command: str,
+        tools: Mapping[str, Sequence[str]] | None = None,
+    ) -> str:
+        """Return a shell result with its hints (``shell_hints.with_hint``, which
+        knows the ``tools`` offered), the readable copies of what it was denied
+        and the namesakes of what it did not find."""
+        output = shell_hints.with_hint(output, command, tools)
         more = self.denied_copies(output) + self.missing_namesakes(output)
         more += self.found_nothing(output, command)
         return output.rstrip("\n") + more if more else output

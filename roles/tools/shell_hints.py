@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Mapping, Sequence
 
 from roles.tools.shell import parse_shell_output
 
@@ -42,7 +43,9 @@ _FETCH_CODES = {
 _SYNTAX = re.compile(r'File "([^"\n]+\.py)", line \d+\n(?:.*\n)*?\w*SyntaxError:')
 
 
-def with_hint(result: str, command: str = "") -> str:
+def with_hint(
+    result: str, command: str = "", tools: Mapping[str, Sequence[str]] | None = None
+) -> str:
     """Return a shell result, with a hint when it says what is wrong but not
     what to do.
 
@@ -57,7 +60,11 @@ def with_hint(result: str, command: str = "") -> str:
     ``curl -s URL > f`` that exits 7 printed nothing; the hint says what the
     exit code means. ``find DIR -name 'db/config.yaml'`` prints nothing and
     exits 0 (-name never matches a path); the hint names -name and -path forms
-    that do.
+    that do. A command not found that is the name of one of the model's own
+    ``tools`` (name → its required arguments: ``mcp__notes__count_lines
+    FILE``, ``read_file FILE``) was a tool called through the shell; the hint
+    says to call that tool, with its arguments, instead of telling it to do
+    without.
     """
     code, text = parse_shell_output(result)
     unset = _UNBOUND.findall(text)
@@ -98,9 +105,18 @@ def with_hint(result: str, command: str = "") -> str:
             f"path, so {named!r} matches nothing: use -name {shlex.quote(base)} "
             f"or -path {shlex.quote(whole)}]"
         )
-    missing = _NOT_FOUND.findall(text) if code == 127 else []
+    missing = list(dict.fromkeys(_NOT_FOUND.findall(text))) if code == 127 else []
+    called = [name for name in missing if name in (tools or {})]
+    if called:
+        name = called[0]
+        needs = ", ".join((tools or {})[name]) or "none"
+        return (
+            f"{result.rstrip()}\n[{name} is one of your tools, not a program: "
+            f"call the tool {name} itself, not through the shell (its arguments: "
+            f"{needs})]"
+        )
     if missing:
-        names = ", ".join(dict.fromkeys(missing))
+        names = ", ".join(missing)
         return (
             f"{result.rstrip()}\n[{names} is not installed here: do the same with "
             "standard tools (awk, sed, cut, sort, wc, grep) or python3]"

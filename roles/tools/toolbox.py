@@ -176,7 +176,10 @@ class Toolbox:
                 if output is None:
                     output = self._run(name, args)
             if name == "shell":
-                output = self.files.hinted(output, args.get("command", ""))
+                offered = {
+                    s.name: s.parameters.get("required", ()) for s in self.specs()
+                }
+                output = self.files.hinted(output, args.get("command", ""), offered)
         except ToolError as err:
             self._record(name, args, f"ERROR: {err}", error=True)
             raise

@@ -9,6 +9,7 @@ import pytest
 from roles.claims.evidence import parse_evidence
 from roles.recoverable import namesakes
 from roles.tools import ApprovalAsk, Toolbox, ToolboxConfig, ToolError, head_tail
+from roles.tools.shell_hints import with_hint
 
 
 class Operator:
@@ -297,6 +298,29 @@ def test_a_command_that_is_not_installed_is_answered_with_what_to_use(tmp_path):
     )
     plain = Toolbox(tmp_path).call("shell", {"command": "echo 'x: command not found'"})
     assert plain == "[exit code 0]\nx: command not found\n"
+
+
+def test_a_tool_called_through_the_shell_is_answered_with_the_tool_to_call(tmp_path):
+    # Seen with a 1.5B executor: `mcp__notes__count_lines FILE` in the shell,
+    # told only that it was not installed, counted with wc instead.
+    said = Toolbox(tmp_path).call("shell", {"command": "read_file notes.txt"})
+    assert said.startswith("[exit code 127]\n")
+    assert said.endswith(
+        "[read_file is one of your tools, not a program: call the tool read_file "
+        "itself, not through the shell (its arguments: path)]"
+    )
+    mcp = "mcp__notes__count_lines"
+    hinted = with_hint(
+        f"[exit code 127]\nbash: line 1: {mcp}: command not found\n",
+        f"{mcp} /srv/notes/todo.txt",
+        {mcp: ["path"]},
+    )
+    assert hinted.endswith(f"call the tool {mcp} itself, not through the shell "
+                           "(its arguments: path)]")  # fmt: skip
+    # A tool GGS blocked is not offered, so it is not named either.
+    blocked = Toolbox(tmp_path, ToolboxConfig(blocked_tools=["read_file"]))
+    said = blocked.call("shell", {"command": "read_file notes.txt"})
+    assert "is not installed here" in said and "one of your tools" not in said
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
