@@ -200,6 +200,14 @@ class RunState(BaseModel):
             return [], []
         return list(self.directive.blocked_tools), list(self.directive.blocked_targets)
 
+    def keep_examples(self, recent: list[Megram], ids: Iterable[str]) -> None:
+        """Keep the recalled Megrams of ``ids`` (the worked examples R2 was
+        given) beside those of earlier rounds, once each."""
+        given, wanted = {e.id for e in self.injected_examples}, set(ids)
+        self.injected_examples += [
+            m for m in recent if m.id in wanted and m.id not in given
+        ]
+
     def memory_rules(self) -> MemoryRules:
         """Return the (tool, target) pairs memory says to avoid or to confirm.
 

@@ -44,8 +44,7 @@ def solve(msg: BusMessage) -> None:
     run.ggs_state = result.state.to_dict()
     output = result.output
     state.loss = output.loss
-    judged = not ggs_megrams.infrastructure_only(message.outcomes)
-    for megram in result.megrams + feedback(state, output, judged):
+    for megram in result.megrams + feedback(state, output, message.outcomes):
         bus.send(run, "R7", "R5", "Megram", megram)
     run.keep_state(state)
     if isinstance(output, FinalResult):
@@ -58,13 +57,13 @@ def solve(msg: BusMessage) -> None:
     bus.send(run, "R7", "R2", "PlanDirective", output)
 
 
-def feedback(state: RunState, output, judged: bool = True) -> list[Megram]:
-    """Return write-back Megrams for the SOPs R2 injected into this round and,
-    when the run abandons on a judged approach (not only because the machinery
-    failed), for the worked examples it was given in any round."""
-    rules, state.injected_sops = state.injected_sops, []
-    if output.directive == "abandon" and judged:
-        rules += state.injected_examples
+def feedback(state: RunState, output, outcomes) -> list[Megram]:
+    """Return write-back Megrams for what the round's failure feeds back to
+    (``ggs_megrams.fed_back``)."""
+    sops, state.injected_sops = state.injected_sops, []
+    rules = ggs_megrams.fed_back(
+        sops, state.injected_examples, output.directive, outcomes
+    )
     gap = getattr(output, "rationale", "") or getattr(output, "summary", "")
     return ggs_megrams.negative_feedback(
         rules, output.directive, gap, now=timezone.now(), id_factory=runtime.new_id

@@ -132,11 +132,9 @@ def dispatch(run: Run, recall: MemoryRecall, msg: BusMessage | None = None) -> N
         calibration = result.calibration
         injected = set(calibration.injected_sops if calibration else [])
         state.injected_sops = [sop for sop in recall.sops if sop.id in injected]
-        examples = set(calibration.injected_examples if calibration else [])
-        given = {m.id for m in state.injected_examples}
-        state.injected_examples += [
-            m for m in recall.recent if m.id in examples and m.id not in given
-        ]
+        state.keep_examples(
+            recall.recent, calibration.injected_examples if calibration else []
+        )
         state.memory_targets = list(recall.targets)
         if recall.related:
             runtime.trace(

@@ -164,6 +164,20 @@ def failure_line(call: ToolCall, reason: str = "") -> str:
     return said if len(said) <= REASON_LIMIT else said[: REASON_LIMIT - 1] + "…"
 
 
+def fed_back(
+    sops: list[Megram],
+    examples: list[Megram],
+    directive: str,
+    outcomes: Iterable[SubTaskOutcome],
+) -> list[Megram]:
+    """Return what a round's failure feeds back to: the SOPs injected into the
+    round and, when the run abandons on a judged approach (not only because
+    the machinery failed), the worked examples it was given in any round."""
+    if directive == "abandon" and not infrastructure_only(outcomes):
+        return [*sops, *examples]
+    return list(sops)
+
+
 def negative_feedback(
     rules: Iterable[Megram],
     directive: str,

@@ -35,3 +35,22 @@ def test_successful_round_writes_no_feedback():
 
 def test_abandon_counts_as_failing():
     assert len(negative_feedback([RULE, RULE], "abandon", "gave up")) == 2
+
+
+def test_an_abandon_on_a_judged_approach_feeds_back_to_the_worked_examples_too():
+    from roles.contracts import SubTaskOutcome
+    from roles.ggs.megrams import fed_back
+
+    example = RULE.model_copy(update={"level": "M", "state": "accept"})
+
+    def failed(infrastructure: bool) -> SubTaskOutcome:
+        return SubTaskOutcome(
+            subtask_id="s", parent_task_id="t", intent="i", status="failed",
+            failure_reason="infrastructure: model endpoint" if infrastructure
+            else "logical: wrong count",
+        )  # fmt: skip
+
+    assert fed_back([RULE], [example], "abandon", [failed(False)]) == [RULE, example]
+    # A failing round that goes on, or an abandon the machinery caused, spares it.
+    assert fed_back([RULE], [example], "refine", [failed(False)]) == [RULE]
+    assert fed_back([RULE], [example], "abandon", [failed(True)]) == [RULE]
