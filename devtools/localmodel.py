@@ -10,7 +10,10 @@ and returns the environment that points every tier at it::
 ``ARTOO_MODEL_SIZE`` picks the weights (1.5b, 0.5b), ``ARTOO_LOCAL_CONTEXT`` the
 context window of one request (default 8192 tokens), ``ARTOO_LOCAL_THREADS`` the
 threads and ``ARTOO_LOCAL_SLOTS`` how many requests the server decodes at once
-(default 1; each slot has a context window of its own).
+(default 1; each slot has a context window of its own). ``ARTOO_LOCAL_DRAFT``
+turns on speculative decoding: a draft model's size (``0.5b``, or ``0.5b:8`` for
+up to 8 drafted tokens a step) or an n-gram lookup (``ngram-mod``). It is off by
+default: ``bench/speculative.py`` measures whether it pays on this machine.
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ from pathlib import Path
 from devtools import model as installer
 
 DEFAULT_CONTEXT = 8192
+# Tokens a draft proposes per step at most, unless the setting says: llama.cpp's
+# own default, since on a CPU a longer draft costs its whole batch.
+DRAFT_MAX = 3
+# Speculation without a draft model: the reply's next tokens looked up among
+# n-grams it and its prompt already hold.
+LOOKUPS = ("ngram-simple", "ngram-mod")
 # A 2-core machine serves one request at a time; a call may wait behind others.
 LLM_TIMEOUT_S = "900"
 TIME_BUDGET_S = "1800"
@@ -38,6 +47,24 @@ CLUSTER_ENV = {
 }
 
 
+def speculation(setting: str) -> tuple[installer.Weights | None, int, str]:
+    """Return (draft weights, most tokens drafted a step, n-gram lookup) of an
+    ``ARTOO_LOCAL_DRAFT`` value; raise ValueError naming what is accepted."""
+    setting = setting.strip()
+    if not setting:
+        return None, 0, ""
+    if setting in LOOKUPS:
+        return None, 0, setting
+    size, _, most = setting.partition(":")
+    if size in installer.WEIGHTS and (not most or most.isdigit() and 0 < int(most)):
+        return installer.WEIGHTS[size], int(most or DRAFT_MAX), ""
+    raise ValueError(
+        f"ARTOO_LOCAL_DRAFT must be a model size ({', '.join(installer.WEIGHTS)}), "
+        f"optionally with ':N' drafted tokens (N ≥ 1), or one of "
+        f"{', '.join(LOOKUPS)}; got {setting!r}"
+    )
+
+
 class LocalModelMissing(RuntimeError):
     """The weights or the server are not installed (``make model``)."""
 
@@ -45,9 +72,17 @@ class LocalModelMissing(RuntimeError):
 class LocalModel:
     """Start, describe and stop one local llama-server."""
 
-    def __init__(self, data_dir: Path, size: str | None = None, slots: int = 0):
+    def __init__(
+        self,
+        data_dir: Path,
+        size: str | None = None,
+        slots: int = 0,
+        draft: str | None = None,
+    ):
         self.data_dir = Path(data_dir)
         self.size = size or os.environ.get("ARTOO_MODEL_SIZE", "1.5b")
+        draft = os.environ.get("ARTOO_LOCAL_DRAFT", "") if draft is None else draft
+        self.draft, self.draft_max, self.lookup = speculation(draft)
         self.context = int(os.environ.get("ARTOO_LOCAL_CONTEXT", DEFAULT_CONTEXT))
         self.slots = max(1, slots or int(os.environ.get("ARTOO_LOCAL_SLOTS", "1")))
         self.threads = int(os.environ.get("ARTOO_LOCAL_THREADS", os.cpu_count() or 2))
@@ -63,18 +98,39 @@ class LocalModel:
 
     def require_installed(self) -> None:
         """Raise LocalModelMissing with what to run when anything is missing."""
-        server = installer.server_built(self.cache)
-        weights = installer.weights_verified(self.weights, self.model_file, False)
-        if not (server and weights):
-            missing = [
-                what
-                for what, ok in (("llama-server", server), ("weights", weights))
-                if not ok
-            ]
-            raise LocalModelMissing(
-                f"the local model is not installed ({', '.join(missing)} missing "
-                f"in {self.cache}): run `make model` first"
+        parts = [
+            ("llama-server", installer.server_built(self.cache), "make model"),
+            (
+                "weights",
+                installer.weights_verified(self.weights, self.model_file, False),
+                "make model",
+            ),
+        ]
+        if self.draft is not None:
+            draft_file = self.cache / self.draft.filename
+            parts.append(
+                (
+                    "draft weights",
+                    installer.weights_verified(self.draft, draft_file, False),
+                    f"python3 devtools/model.py --size {self.draft_size}",
+                )
             )
+        missing = [(what, fix) for what, ok, fix in parts if not ok]
+        if missing:
+            fixes = " and ".join(dict.fromkeys(f"`{fix}`" for _, fix in missing))
+            raise LocalModelMissing(
+                f"the local model is not installed "
+                f"({', '.join(what for what, _ in missing)} missing in "
+                f"{self.cache}): run {fixes} first"
+            )
+
+    @property
+    def draft_size(self) -> str:
+        """Return the size name of the draft model ('' when there is none)."""
+        for size, weights in installer.WEIGHTS.items():
+            if weights == self.draft:
+                return size
+        return ""
 
     def command(self) -> list[str]:
         """Return the llama-server command line."""
@@ -97,6 +153,20 @@ class LocalModel:
             str(self.slots),
             "--jinja",
             "--no-webui",
+            *self.draft_flags(),
+        ]
+
+    def draft_flags(self) -> list[str]:
+        """Return the flags that turn on speculative decoding, if any."""
+        if self.lookup:
+            return ["--spec-type", self.lookup]
+        if self.draft is None:
+            return []
+        return [
+            "--spec-draft-model",
+            str(self.cache / self.draft.filename),
+            "--spec-draft-n-max",
+            str(self.draft_max),
         ]
 
     def start(self, port: int = 0) -> dict[str, str]:
