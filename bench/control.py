@@ -3,6 +3,7 @@
     python bench/control.py [--strategies ggs,retry,single,warming]
                             [--only a,b | --quick]
                             [--suite tuning|held-out|all] [--passes 2]
+                            [--memory-off]
                             [--base-url URL --model NAME] [--seed 42]
                             [--jobs 1] [--resume SESSION|latest]
 
@@ -20,7 +21,10 @@ path under every strategy, so a scenario's first round sees the same request
 whatever the strategy, and the strategies differ only in what they do after
 it. With
 ``--passes 2`` the suite runs again over the same memory after a Dreamer pass,
-and the change in rounds and tokens is printed per strategy and class.
+and the change in rounds and tokens is printed per strategy and class. With
+``--memory-off`` pass 2 also runs each (strategy, scenario) under a user of its
+own that remembers nothing (the memory=off arm), and the report sets pass 2
+with memory against it: what memory made worse, and what it made better.
 
 Prints a table per strategy (the tuning and held-out sets apart), the
 GGS-against-retry line and every run id;
@@ -63,7 +67,13 @@ sys.path.insert(0, str(ROOT))
 from artoo_web.charts import benchmark_chart  # noqa: E402
 from bench import control_state  # noqa: E402
 from bench.control_report import Result, build_record, render  # noqa: E402
-from bench.control_state import SessionState, StateError, key_of  # noqa: E402
+from bench.control_state import (  # noqa: E402
+    NO_MEMORY,
+    SessionState,
+    StateError,
+    key_of,
+    parse_key,
+)
 from bench.modelcost import session_table  # noqa: E402
 from bench.scenarios import SUITE_CHOICES, Scenario, select  # noqa: E402
 from devtools.apiclient import Api, Db, wait_for  # noqa: E402
@@ -106,6 +116,7 @@ SESSION_OPTIONS = (
     "suite",
     "quick",
     "passes",
+    "memory_off",
     "seed",
     "jobs",
     "tasks_dir",
@@ -126,6 +137,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the tuning set, the held-out set or both (all, the default)",
     )
     parser.add_argument("--passes", type=int, default=None, choices=(1, 2, 3))
+    parser.add_argument(
+        "--memory-off",
+        action="store_true",
+        default=None,
+        help="pass 2 also runs under users that remember nothing (needs --passes 2)",
+    )
     parser.add_argument("--base-url", default="", help="an OpenAI-compatible API")
     parser.add_argument("--model", default="", help="the model name at --base-url")
     parser.add_argument("--seed", type=int, default=None)
@@ -186,6 +203,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         # Sessions saved before the held-out set named tuning scenarios only.
         opts.suite = saved.get("suite", "all")
         opts.quick, opts.passes, opts.seed = False, saved["passes"], saved["seed"]
+        opts.memory_off = saved.get("memory_off", False)
         opts.jobs, opts.tasks_dir = saved["jobs"], Path(saved["tasks_dir"])
     else:
         opts.state = None
@@ -195,12 +213,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         ("suite", "all"),
         ("quick", False),
         ("passes", 1),
+        ("memory_off", False),
         ("seed", 42),
         ("jobs", 1),
         ("tasks_dir", TASKS_HOME),
     ):
         if getattr(opts, name) is None:
             setattr(opts, name, value)
+    if opts.memory_off and opts.passes < 2:
+        parser.error("--memory-off is an arm of pass 2: give --passes 2 or 3")
     opts.strategies = [s.strip() for s in opts.strategies.split(",") if s.strip()]
     unknown = [s for s in opts.strategies if s not in NAMES]
     if unknown or not opts.strategies:
@@ -219,6 +240,7 @@ def saved_options(opts: argparse.Namespace) -> dict:
         "only": ",".join(s.name for s in opts.scenarios),
         "suite": opts.suite,
         "passes": opts.passes,
+        "memory_off": opts.memory_off,
         "seed": opts.seed,
         "jobs": opts.jobs,
         "tasks_dir": str(opts.tasks_dir),
@@ -282,19 +304,28 @@ class Bench:
         self.machine = control_state.this_machine()
         # Keys of cut-off runs that run again under a new user.
         self.new_users: set[str] = set()
-        pairs = [(s, c.name) for s in opts.strategies for c in opts.scenarios]
+        arms = (True, False) if opts.memory_off else (True,)
+        pairs = [
+            (s, c.name, m)
+            for m in arms
+            for s in opts.strategies
+            for c in opts.scenarios
+        ]
         self.apis = self.make_users(pairs)
         self.stop = StopRequest()
 
-    def user_name(self, strategy: str, scenario: str) -> str:
+    def user_name(self, strategy: str, scenario: str, memory: bool = True) -> str:
         if self.state:
-            return self.state.user(strategy, scenario)
-        return f"bench-{self.opts.session}-{strategy}-{scenario}"
+            return self.state.user(strategy, scenario, memory)
+        suffix = "" if memory else f"-{NO_MEMORY}"
+        return f"bench-{self.opts.session}-{strategy}-{scenario}{suffix}"
 
-    def make_users(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Api]:
-        """Create (or find) the users of ``pairs`` of (strategy, scenario) and a
-        token for each, in one command."""
-        names = [self.user_name(s, c) for s, c in pairs]
+    def make_users(
+        self, pairs: list[tuple[str, str, bool]]
+    ) -> dict[tuple[str, str, bool], Api]:
+        """Create (or find) the users of ``pairs`` of (strategy, scenario,
+        memory) and a token for each, in one command."""
+        names = [self.user_name(s, c, m) for s, c, m in pairs]
         out = self.cluster.manage("shell", "-c", TOKENS_CODE % json.dumps(names))
         line = next(x for x in out.stdout.splitlines() if x.startswith("TOKENS "))
         tokens = json.loads(line.removeprefix("TOKENS "))
@@ -310,7 +341,7 @@ class Bench:
         remove_tree(task_dir)
         prepare_dir(task, task_dir)
         self.fresh_model()
-        api = self.apis[(strategy, scenario.name)]
+        api = self.apis[(strategy, scenario.name, result.memory)]
         result.run_id = api.submit(task.request(task_dir), control=strategy)
         if self.state:
             with self.lock:
@@ -359,7 +390,9 @@ class Bench:
         )
         self.model.restart()
 
-    def attempt(self, scenario: Scenario, strategy: str, pass_no: int) -> Result:
+    def attempt(
+        self, scenario: Scenario, strategy: str, pass_no: int, memory: bool = True
+    ) -> Result:
         """Run one scenario; a run that never ends is recorded, not fatal."""
         result = Result(
             scenario.name,
@@ -370,6 +403,7 @@ class Bench:
             pass_no,
             note="the run did not finish",
             suite=scenario.suite,
+            memory=memory,
         )
         with self.lock:
             self.results.append(result)
@@ -379,7 +413,7 @@ class Bench:
         except (AssertionError, OSError) as exc:
             # The run stays unsolved in the table with what went wrong.
             result.note = f"{result.note}: {exc}"
-        key = key_of(scenario.name, strategy, pass_no)
+        key = key_of(scenario.name, strategy, pass_no, memory)
         earlier = self.cut_off.get(key)
         if earlier and key in self.new_users:
             result.note += f"; run again under a new user: {earlier} was cut off"
@@ -410,15 +444,11 @@ class Bench:
         return (done.stdout + done.stderr).strip()
 
     def run_suite(self) -> None:
-        """Run each pass's missing runs, with a Dreamer pass before passes 2 on."""
+        """Run each pass's missing runs, with a Dreamer pass before passes 2 on;
+        the memory=off arm runs after pass 2 (its users have nothing to dream)."""
         opts = self.opts
         for pass_no in range(1, opts.passes + 1):
-            runs = [
-                (c, s, pass_no)
-                for i, c in enumerate(opts.scenarios)
-                for s in rotated(opts.strategies, i)
-                if not self.is_done(c.name, s, pass_no)
-            ]
+            runs = self.missing(pass_no)
             if pass_no > len(self.dreams) + 1 and runs and not self.stop.requested:
                 report = self.dream()
                 self.dreams.append(report)
@@ -426,20 +456,35 @@ class Bench:
                     self.state.dreamt(report)
                 say(f"Dreamer pass before pass {pass_no}: {report}")
             self.run_all(runs)
+            if pass_no == 2 and opts.memory_off and not self.stop.requested:
+                self.run_all(self.missing(pass_no, memory=False))
             if self.stop.requested:
                 return
 
-    def is_done(self, scenario: str, strategy: str, pass_no: int) -> bool:
+    def missing(
+        self, pass_no: int, memory: bool = True
+    ) -> list[tuple[Scenario, str, int, bool]]:
+        """Return the runs of ``pass_no`` (and arm) not done yet, in run order."""
+        return [
+            (c, s, pass_no, memory)
+            for i, c in enumerate(self.opts.scenarios)
+            for s in rotated(self.opts.strategies, i)
+            if not self.is_done(c.name, s, pass_no, memory)
+        ]
+
+    def is_done(
+        self, scenario: str, strategy: str, pass_no: int, memory: bool = True
+    ) -> bool:
         return self.state is not None and self.state.is_done(
-            scenario, strategy, pass_no
+            scenario, strategy, pass_no, memory
         )
 
-    def run_all(self, runs: list[tuple[Scenario, str, int]]) -> None:
+    def run_all(self, runs: list[tuple[Scenario, str, int, bool]]) -> None:
         """Run ``runs`` (``--jobs`` at once), starting none once a stop is asked."""
 
-        def one(scenario: Scenario, strategy: str, pass_no: int) -> None:
+        def one(scenario: Scenario, strategy: str, pass_no: int, memory: bool) -> None:
             if not self.stop.requested:
-                result = self.attempt(scenario, strategy, pass_no)
+                result = self.attempt(scenario, strategy, pass_no, memory)
                 say(progress(result, self.cluster.url, self.opts.passes))
 
         if self.opts.jobs == 1:
@@ -475,8 +520,8 @@ def say(text: str) -> None:
 
 def progress(r: Result, url: str, passes: int) -> str:
     return (
-        f"pass {r.pass_no}/{passes} {r.strategy} {r.scenario}: "
-        f"solved={'yes' if r.solved else 'no'} "
+        f"pass {r.pass_no}/{passes}{'' if r.memory else ' memory-off'} "
+        f"{r.strategy} {r.scenario}: solved={'yes' if r.solved else 'no'} "
         f"false_accept={'YES' if r.false_accept else 'no'} directive={r.directive} "
         f"rounds={r.rounds} tokens={r.tokens} wall={r.wall_s:.0f}s "
         f"run={r.run_id} {url}/runs/{r.run_id}/\n[control]   {r.note}"
@@ -599,14 +644,15 @@ def cancel_cut_off(bench: Bench, state: SessionState) -> dict[str, str]:
     cut = state.cut_off()
     renamed = []
     for key, run_id in cut.items():
-        strategy, scenario, pass_no = key.split("/")
-        api = bench.apis[(strategy, scenario)]
+        strategy, scenario, pass_no, memory = parse_key(key)
+        api = bench.apis[(strategy, scenario, memory)]
         api.post_json(f"/api/runs/{run_id}/cancel", {})
         say(f"cancelled run {run_id} ({key}), cut off when the session stopped")
-        if pass_no == "1":
+        if pass_no == 1 or not memory:
             # Its user saw nothing before it: a new one starts the same.
-            say(f"{key} runs again as {state.new_user(strategy, scenario)}")
-            renamed.append((strategy, scenario))
+            user = state.new_user(strategy, scenario, memory)
+            say(f"{key} runs again as {user}")
+            renamed.append((strategy, scenario, memory))
             bench.new_users.add(key)
     bench.apis.update(bench.make_users(renamed) if renamed else {})
     return cut
@@ -623,6 +669,7 @@ def session_meta(opts: argparse.Namespace, state: SessionState) -> dict:
         "temperature": 0,
         "strategies": opts.strategies,
         "passes": opts.passes,
+        "memory_off": opts.memory_off,
         "jobs": opts.jobs,
         "scenarios": [
             {
@@ -642,10 +689,14 @@ def session_meta(opts: argparse.Namespace, state: SessionState) -> dict:
     }
 
 
-def all_runs(opts: argparse.Namespace) -> list[tuple[str, str, int]]:
+def all_runs(opts: argparse.Namespace) -> list[tuple[str, str, int, bool]]:
+    """Return every run of the session: (scenario, strategy, pass, memory)."""
+    arms = [(p, True) for p in range(1, opts.passes + 1)]
+    if opts.memory_off:
+        arms.append((2, False))
     return [
-        (c.name, s, p)
-        for p in range(1, opts.passes + 1)
+        (c.name, s, p, m)
+        for p, m in arms
         for c in opts.scenarios
         for s in opts.strategies
     ]

@@ -45,6 +45,13 @@ MEMORY_LEGEND = (
 )
 
 
+OFF_LEGEND = (
+    "The memory=off arm runs each scenario of pass 2 under a user of its own "
+    "that remembers nothing; each line sets it against pass 2 over memory, on "
+    "the scenarios run in both."
+)
+
+
 @dataclass
 class Result:
     """What one run of one scenario under one strategy did, and its verdict."""
@@ -72,6 +79,8 @@ class Result:
     suite: str = "tuning"
     # What memory gave R2 in the run (devtools.driver.recalled).
     recalled: list[str] = field(default_factory=list)
+    # False for a run of the memory=off arm: a user of its own, nothing remembered.
+    memory: bool = True
 
     @property
     def tokens(self) -> int:
@@ -263,7 +272,10 @@ def chart_rows(summaries: list[dict]) -> list[dict]:
 
 
 def figures(results: list[Result]) -> dict:
-    """Return the summaries, comparison lines and memory rows of ``results``."""
+    """Return the summaries, comparison lines and memory rows of ``results``;
+    the memory=off arm stands apart, set against pass 2 with memory."""
+    arm_off = without_memory(results)
+    results = [r for r in results if r.memory]
     strategies, passes = order_of(results)
     summaries = [summarise(results, s, p) for p in passes for s in strategies]
     lines = [comparison(summaries, p, b) for p in passes for b in BASELINES]
@@ -273,7 +285,66 @@ def figures(results: list[Result]) -> dict:
         "comparison": [line for line in lines if line],
         "memory": memory_rows(results),
         "regressions": regressions(results),
+        "without_memory": arm_off,
     }
+
+
+def without_memory(results: list[Result]) -> list[dict]:
+    """Return, per strategy, pass 2 with memory against the memory=off arm over
+    the scenarios run in both: each one's solved count, and the scenarios
+    solved without memory and failed with it (worse), or the other way round."""
+    off = {(r.strategy, r.scenario): r for r in results if not r.memory}
+    rows: dict[str, dict] = {}
+    for r in results:
+        bare = off.get((r.strategy, r.scenario))
+        if not r.memory or r.pass_no != 2 or bare is None:
+            continue
+        row = rows.setdefault(
+            r.strategy,
+            {
+                "strategy": r.strategy,
+                "runs": 0,
+                "solved": [0, 0],
+                "worse": [],
+                "better": [],
+            },
+        )
+        row["runs"] += 1
+        row["solved"][0] += r.solved
+        row["solved"][1] += bare.solved
+        if r.solved != bare.solved:
+            change = {
+                "scenario": r.scenario,
+                "runs": [bare.run_id, r.run_id],
+                "recalled": list(r.recalled),
+            }
+            row["worse" if bare.solved else "better"].append(change)
+    return list(rows.values())
+
+
+def without_memory_lines(rows: list[dict]) -> list[str]:
+    """Return the memory=off section's lines: per strategy, the solved counts
+    and each scenario memory made worse (with what it recalled) or better."""
+    lines = []
+    for row in rows:
+        with_m, without = row["solved"]
+        lines.append(
+            f"- {row['strategy']}: solved {with_m}/{row['runs']} with memory, "
+            f"{without}/{row['runs']} without"
+        )
+        for w in row["worse"]:
+            recalled = "; ".join(w["recalled"]) or "nothing recalled"
+            lines.append(
+                f"  - worse with memory: {w['scenario']} (without "
+                f"{w['runs'][0] or '-'}, with {w['runs'][1] or '-'}); recalled: "
+                f"{recalled}"
+            )
+        for b in row["better"]:
+            lines.append(
+                f"  - better with memory: {b['scenario']} (without "
+                f"{b['runs'][0] or '-'}, with {b['runs'][1] or '-'})"
+            )
+    return lines
 
 
 def suites_of(results: list[Result]) -> list[str]:
@@ -299,6 +370,7 @@ def build_record(meta: dict, results: list[Result]) -> dict:
         "comparison": whole["comparison"],
         "memory": whole["memory"],
         "regressions": whole["regressions"],
+        "without_memory": whole["without_memory"],
         "chart": chart_rows(whole["summaries"]),
         "suites": {
             suite: figures([r for r in results if r.suite == suite])
@@ -472,21 +544,27 @@ def split_tables(record: dict) -> list[str]:
 
 
 def runs_sections(results: list[Result]) -> list[str]:
-    """Return a runs table per strategy and pass (and suite, when split)."""
+    """Return a runs table per strategy and pass (and suite, when split); the
+    memory=off arm's after its pass."""
     strategies, passes = order_of(results)
     suites = suites_of(results) if is_split(results) else [None]
+    arms = [(p, True) for p in passes]
+    if any(not r.memory for r in results):
+        arms.insert(passes.index(2) + 1 if 2 in passes else len(arms), (2, False))
     out = []
-    for p in passes:
+    for p, memory in arms:
         for s in strategies:
             for suite in suites:
                 rows = [
                     r
                     for r in results
-                    if (r.strategy, r.pass_no) == (s, p) and suite in (None, r.suite)
+                    if (r.strategy, r.pass_no, r.memory) == (s, p, memory)
+                    and suite in (None, r.suite)
                 ]
                 named = f", {SUITE_TITLES.get(suite, suite)}" if suite else ""
+                named += "" if memory else ", memory off"
                 # Unsplit, a strategy's pass not begun yet shows an empty table.
-                if rows or suite is None:
+                if rows or (suite is None and memory):
                     out += ["", f"## {s}, pass {p}{named}", "", *runs_table(rows)]
     return out
 
@@ -522,11 +600,19 @@ def render(record: dict) -> str:
     if len(passes) > 1:
         out += ["", "## Regressions (solved in pass 1, failed in a later pass)", ""]
         out += regression_lines(record.get("regressions") or [], strategies)
+    if record.get("without_memory"):
+        out += ["", "## Pass 2 with memory against no memory (the memory=off arm)"]
+        out += ["", OFF_LEGEND, "", *without_memory_lines(record["without_memory"])]
     out += runs_sections(results)
-    alike = first_rounds(results, record.get("first_rounds", {}))
+    remembered = [r for r in results if r.memory]
+    alike = first_rounds(remembered, record.get("first_rounds", {}))
     if alike:
         out += ["", "## Were the first rounds alike?", "", *alike]
     for s, costs in record.get("role_costs", {}).items():
         out += ["", f"## {s}: model cost per role (all passes)", "", costs]
-    notes = [f"- {r.strategy} p{r.pass_no} {r.scenario}: {r.note}" for r in results]
+    notes = [
+        f"- {r.strategy} p{r.pass_no}{'' if r.memory else ' memory off'} "
+        f"{r.scenario}: {r.note}"
+        for r in results
+    ]
     return "\n".join(out + ["", "Verifiers:", "", *notes]) + "\n"

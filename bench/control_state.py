@@ -111,8 +111,21 @@ def this_machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, boot {boot}"
 
 
-def key_of(scenario: str, strategy: str, pass_no: int) -> str:
-    return f"{strategy}/{scenario}/{pass_no}"
+# The key and user suffix of a run of the memory=off arm.
+NO_MEMORY = "memory-off"
+
+
+def key_of(scenario: str, strategy: str, pass_no: int, memory: bool = True) -> str:
+    """Return a run's key: ``strategy/scenario/pass``, and ``/memory-off`` for a
+    run of the memory=off arm."""
+    key = f"{strategy}/{scenario}/{pass_no}"
+    return key if memory else f"{key}/{NO_MEMORY}"
+
+
+def parse_key(key: str) -> tuple[str, str, int, bool]:
+    """Return (strategy, scenario, pass, memory) of a key ``key_of`` made."""
+    strategy, scenario, pass_no, *arm = key.split("/")
+    return strategy, scenario, int(pass_no), arm != [NO_MEMORY]
 
 
 class SessionState:
@@ -189,46 +202,57 @@ class SessionState:
     def results(self) -> list[Result]:
         return [Result.from_dict(r) for r in self.data["results"]]
 
-    def is_complete(self, runs: list[tuple[str, str, int]]) -> bool:
+    def is_complete(self, runs: list[tuple[str, str, int, bool]]) -> bool:
         return all(self.is_done(*run) for run in runs)
 
-    def is_done(self, scenario: str, strategy: str, pass_no: int) -> bool:
-        key = key_of(scenario, strategy, pass_no)
+    def is_done(
+        self, scenario: str, strategy: str, pass_no: int, memory: bool = True
+    ) -> bool:
+        key = key_of(scenario, strategy, pass_no, memory)
         return any(
-            key_of(r["scenario"], r["strategy"], r["pass_no"]) == key
+            key_of(r["scenario"], r["strategy"], r["pass_no"], r.get("memory", True))
+            == key
             for r in self.data["results"]
         )
 
-    def user(self, strategy: str, scenario: str) -> str:
-        """Return the name of the user that runs ``scenario`` under ``strategy``."""
-        base = f"bench-{self.session}-{strategy}-{scenario}"
-        return self.data.get("users", {}).get(f"{strategy}/{scenario}", base)
+    def user(self, strategy: str, scenario: str, memory: bool = True) -> str:
+        """Return the name of the user that runs ``scenario`` under ``strategy``
+        (in the memory=off arm, a user of its own that remembers nothing)."""
+        base, slot = self._user_base(strategy, scenario, memory)
+        return self.data.get("users", {}).get(slot, base)
 
-    def new_user(self, strategy: str, scenario: str) -> str:
+    def new_user(self, strategy: str, scenario: str, memory: bool = True) -> str:
         """Give ``scenario`` under ``strategy`` a new user and return its name.
 
         A run a stop cut off stays in its user's history, which R1 reads, and
         in its memory. A first-pass run again under a new user starts from
-        nothing, as the first one did; later passes take that user.
+        nothing, as the first one did; later passes take that user. A run of
+        the memory=off arm always runs again under a new user.
         """
-        base = f"bench-{self.session}-{strategy}-{scenario}"
-        current = self.user(strategy, scenario)
+        base, slot = self._user_base(strategy, scenario, memory)
+        current = self.user(strategy, scenario, memory)
         n = 2 if current == base else int(current.removeprefix(f"{base}-")) + 1
-        self.data.setdefault("users", {})[f"{strategy}/{scenario}"] = f"{base}-{n}"
+        self.data.setdefault("users", {})[slot] = f"{base}-{n}"
         self.save()
         return f"{base}-{n}"
+
+    def _user_base(self, strategy: str, scenario: str, memory: bool) -> tuple[str, str]:
+        base = f"bench-{self.session}-{strategy}-{scenario}"
+        if memory:
+            return base, f"{strategy}/{scenario}"
+        return f"{base}-{NO_MEMORY}", f"{strategy}/{scenario}/{NO_MEMORY}"
 
     def cut_off(self) -> dict[str, str]:
         """Return the runs that were in progress when the session stopped."""
         return dict(self.data["in_flight"])
 
     def started(self, result: Result) -> None:
-        key = key_of(result.scenario, result.strategy, result.pass_no)
+        key = key_of(result.scenario, result.strategy, result.pass_no, result.memory)
         self.data["in_flight"][key] = result.run_id
         self.save()
 
     def finished(self, result: Result) -> None:
-        key = key_of(result.scenario, result.strategy, result.pass_no)
+        key = key_of(result.scenario, result.strategy, result.pass_no, result.memory)
         self.data["in_flight"].pop(key, None)
         self.data["results"].append(asdict(result))
         self.save()

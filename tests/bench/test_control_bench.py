@@ -138,3 +138,57 @@ def test_two_scenarios_under_two_strategies_over_two_passes_two_at_once(
         runs = db.execute("SELECT control, count(*) FROM artoo_web_run GROUP BY 1")
         assert dict(runs.fetchall()) == {"ggs": 4, "single": 4}
     assert stored == [(record["session"],)]
+
+
+def test_the_memory_off_arm_runs_pass_2_under_users_that_remember_nothing(
+    tmp_path, tasks_dir
+):
+    with ScriptedLLMServer() as server:
+        for role, respond in scripted(tasks_dir).items():
+            server.responder(respond, role=role)
+        opts = control.parse_args(
+            [
+                *("--base-url", server.env()["OPENAI_BASE_URL"]),
+                *("--model", "scripted", "--only", "count-lines"),
+                *("--strategies", "ggs", "--passes", "2", "--memory-off"),
+                *("--data-dir", str(tmp_path), "--tasks-dir", str(tasks_dir)),
+            ]
+        )
+        record = control.run_bench(opts, control.endpoint_env(opts), "scripted")
+
+    assert record["complete"] and record["memory_off"]
+    results = {(r["pass_no"], r["memory"]): r for r in record["results"]}
+    assert sorted(results) == [(1, True), (2, False), (2, True)]
+    run_of = {k: r["run_id"].replace("-", "") for k, r in results.items()}
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:
+        owners = dict(
+            db.execute(
+                "SELECT r.id, u.username FROM artoo_web_run r"
+                " JOIN auth_user u ON u.id = r.owner_id"
+            ).fetchall()
+        )
+        asked = dict(
+            db.execute(
+                "SELECT run_id, data FROM artoo_web_traceevent"
+                " WHERE role = 'R1' AND kind = 'llm_call'"
+            ).fetchall()
+        )
+    owner = {k: owners[run] for k, run in run_of.items()}
+    assert owner[(1, True)] == owner[(2, True)] != owner[(2, False)]
+    assert owner[(2, False)].endswith("-ggs-count-lines-memory-off")
+
+    def r1_saw(key) -> str:
+        return json.loads(asked[run_of[key]])["messages"][-1]["content"]
+
+    assert "Recent session history:" in r1_saw((2, True))
+    assert "Recent session history:" not in r1_saw((2, False))
+    assert record["without_memory"] == [
+        {"strategy": "ggs", "runs": 1, "solved": [1, 1], "worse": [], "better": []}
+    ]
+    report = (tmp_path / "results" / record["session"] / "control.md").read_text()
+    assert "## Pass 2 with memory against no memory" in report
+    assert "- ggs: solved 1/1 with memory, 1/1 without" in report
+    assert "## ggs, pass 2, memory off" in report
+    # Pass 2's own figures hold only the runs over memory.
+    pass_2 = [s for s in record["summaries"] if s["pass"] == 2]
+    assert [s["scenarios"] for s in pass_2] == [1]

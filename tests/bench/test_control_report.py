@@ -319,3 +319,57 @@ def test_a_session_of_the_tuning_set_alone_reads_as_before():
     assert "Tuning set" not in report and "held-out" not in report
     assert "\n## ggs, pass 1\n" in report
     assert Result.from_dict(old).suite == "tuning"
+
+
+def test_pass_2_without_memory_is_set_against_pass_2_with_it():
+    first = recorded()
+    second = [
+        Result(**{**r.__dict__, "pass_no": 2, "run_id": r.run_id[:-1] + "2"})
+        for r in first
+    ]
+    off = {"memory": False}
+    bare = [
+        Result(**{**r.__dict__, "pass_no": 2, "run_id": f"{r.run_id}x"} | off)
+        for r in first
+    ]
+    for r in second:
+        if (r.strategy, r.scenario) == ("ggs", "wc"):
+            r.solved, r.recalled = False, ["Avoid shell wc -l notes.txt"]
+    for r in bare:
+        if (r.strategy, r.scenario) == ("retry", "moved"):
+            r.solved = False  # failed without memory too: no change
+        if (r.strategy, r.scenario) == ("retry", "wc"):
+            r.solved = False
+    for r in second:
+        if (r.strategy, r.scenario) == ("retry", "wc"):
+            r.solved = True  # memory helped
+    record = build_record({"name": "control", "session": "s"}, first + second + bare)
+
+    ggs, retry = record["without_memory"]
+    assert ggs["solved"] == [3, 4] and ggs["runs"] == 4
+    assert ggs["worse"] == [
+        {
+            "scenario": "wc",
+            "runs": ["ggs-wc-1x", "ggs-wc-2"],
+            "recalled": ["Avoid shell wc -l notes.txt"],
+        }
+    ]
+    assert [b["scenario"] for b in retry["better"]] == ["wc"] and not retry["worse"]
+    # The arm is not a pass of its own: pass 2's figures and regressions are
+    # those of the runs over memory.
+    assert [s["scenarios"] for s in record["summaries"] if s["pass"] == 2] == [4, 4]
+    assert [f["runs"][1] for f in record["regressions"]] == ["ggs-wc-2"]
+    report = render(record)
+    assert "- ggs: solved 3/4 with memory, 4/4 without" in report
+    assert (
+        "  - worse with memory: wc (without ggs-wc-1x, with ggs-wc-2); "
+        "recalled: Avoid shell wc -l notes.txt"
+    ) in report
+    assert "  - better with memory: wc (without retry-wc-1x, with retry-wc-2)" in report
+    assert report.index("## ggs, pass 2\n") < report.index("## ggs, pass 2, memory off")
+    assert "- ggs p2 memory off count:" in report
+
+
+def test_a_session_without_the_arm_has_no_memory_off_section():
+    report = render(build_record({"name": "control", "session": "s"}, recorded()))
+    assert "memory off" not in report and "no memory" not in report
