@@ -3,7 +3,7 @@
     python bench/control.py [--strategies ggs,retry,single,warming]
                             [--only a,b | --quick]
                             [--suite tuning|held-out|all] [--passes 2]
-                            [--memory-off]
+                            [--memory-off] [--one-account]
                             [--base-url URL --model NAME] [--seed 42]
                             [--jobs 1] [--resume SESSION|latest]
 
@@ -16,10 +16,11 @@ each control strategy at temperature 0 with a fixed seed: one run at a time, or
 of their own; each run's time budget, Ω's clock, and the driver's time-out grow
 N times, so that sharing the model costs no run a round).
 Each (strategy, scenario) has a user of its own, so its runs read only their
-own memory and history. Each run gets a freshly prepared directory at the same
-path under every strategy, so a scenario's first round sees the same request
-whatever the strategy, and the strategies differ only in what they do after
-it. With
+own memory and history; with ``--one-account`` each strategy has one user, who
+runs its scenarios in a row, as a person's unrelated tasks come. Each run gets
+a freshly prepared directory at the same path under every strategy, so a
+scenario's first round sees the same request whatever the strategy, and the
+strategies differ only in what they do after it. With
 ``--passes 2`` the suite runs again over the same memory after a Dreamer pass,
 and the change in rounds and tokens is printed per strategy and class. With
 ``--memory-off`` pass 2 also runs each (strategy, scenario) under a user of its
@@ -69,6 +70,7 @@ from bench import control_state  # noqa: E402
 from bench.control_report import Result, build_record, render  # noqa: E402
 from bench.control_state import (  # noqa: E402
     NO_MEMORY,
+    ONE_ACCOUNT,
     SessionState,
     StateError,
     key_of,
@@ -117,6 +119,7 @@ SESSION_OPTIONS = (
     "quick",
     "passes",
     "memory_off",
+    "one_account",
     "seed",
     "jobs",
     "tasks_dir",
@@ -142,6 +145,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         default=None,
         help="pass 2 also runs under users that remember nothing (needs --passes 2)",
+    )
+    parser.add_argument(
+        "--one-account",
+        action="store_true",
+        default=None,
+        help="one user per strategy runs every scenario in a row",
     )
     parser.add_argument("--base-url", default="", help="an OpenAI-compatible API")
     parser.add_argument("--model", default="", help="the model name at --base-url")
@@ -204,6 +213,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         opts.suite = saved.get("suite", "all")
         opts.quick, opts.passes, opts.seed = False, saved["passes"], saved["seed"]
         opts.memory_off = saved.get("memory_off", False)
+        opts.one_account = saved.get("one_account", False)
         opts.jobs, opts.tasks_dir = saved["jobs"], Path(saved["tasks_dir"])
     else:
         opts.state = None
@@ -214,6 +224,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         ("quick", False),
         ("passes", 1),
         ("memory_off", False),
+        ("one_account", False),
         ("seed", 42),
         ("jobs", 1),
         ("tasks_dir", TASKS_HOME),
@@ -241,6 +252,7 @@ def saved_options(opts: argparse.Namespace) -> dict:
         "suite": opts.suite,
         "passes": opts.passes,
         "memory_off": opts.memory_off,
+        "one_account": opts.one_account,
         "seed": opts.seed,
         "jobs": opts.jobs,
         "tasks_dir": str(opts.tasks_dir),
@@ -317,8 +329,11 @@ class Bench:
     def user_name(self, strategy: str, scenario: str, memory: bool = True) -> str:
         if self.state:
             return self.state.user(strategy, scenario, memory)
-        suffix = "" if memory else f"-{NO_MEMORY}"
-        return f"bench-{self.opts.session}-{strategy}-{scenario}{suffix}"
+        if not memory:
+            scenario = f"{scenario}-{NO_MEMORY}"
+        elif self.opts.one_account:
+            scenario = ONE_ACCOUNT
+        return f"bench-{self.opts.session}-{strategy}-{scenario}"
 
     def make_users(
         self, pairs: list[tuple[str, str, bool]]
@@ -648,8 +663,9 @@ def cancel_cut_off(bench: Bench, state: SessionState) -> dict[str, str]:
         api = bench.apis[(strategy, scenario, memory)]
         api.post_json(f"/api/runs/{run_id}/cancel", {})
         say(f"cancelled run {run_id} ({key}), cut off when the session stopped")
-        if pass_no == 1 or not memory:
-            # Its user saw nothing before it: a new one starts the same.
+        if (pass_no == 1 and not bench.opts.one_account) or not memory:
+            # Its user saw nothing before it: a new one starts the same (one
+            # account's user saw the scenarios before it, and keeps them).
             user = state.new_user(strategy, scenario, memory)
             say(f"{key} runs again as {user}")
             renamed.append((strategy, scenario, memory))
@@ -670,6 +686,7 @@ def session_meta(opts: argparse.Namespace, state: SessionState) -> dict:
         "strategies": opts.strategies,
         "passes": opts.passes,
         "memory_off": opts.memory_off,
+        "one_account": opts.one_account,
         "jobs": opts.jobs,
         "scenarios": [
             {

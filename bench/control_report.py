@@ -582,6 +582,11 @@ def render(record: dict) -> str:
         out.append("- the model was restarted before every run (empty caches)")
     if record.get("operator"):
         out.append(f"- the operator: {record['operator']}")
+    out.append(
+        "- accounts: one per strategy, its scenarios in a row"
+        if record.get("one_account")
+        else "- accounts: one per (strategy, scenario)"
+    )
     out += [f"- resumed at {at}" for at in record.get("resumed_at", [])]
     out += machines_lines(results)
     if record.get("complete") is False:

@@ -113,6 +113,8 @@ def this_machine() -> str:
 
 # The key and user suffix of a run of the memory=off arm.
 NO_MEMORY = "memory-off"
+# The user of every scenario of a strategy, in a one-account session.
+ONE_ACCOUNT = "one-account"
 
 
 def key_of(scenario: str, strategy: str, pass_no: int, memory: bool = True) -> str:
@@ -237,6 +239,10 @@ class SessionState:
         return f"{base}-{n}"
 
     def _user_base(self, strategy: str, scenario: str, memory: bool) -> tuple[str, str]:
+        # One account: a strategy's scenarios run in a row under one user, as a
+        # person's tasks do (the memory=off arm keeps a user per scenario).
+        if memory and self.options.get("one_account"):
+            scenario = ONE_ACCOUNT
         base = f"bench-{self.session}-{strategy}-{scenario}"
         if memory:
             return base, f"{strategy}/{scenario}"

@@ -58,3 +58,22 @@ def test_the_arm_adds_one_run_per_pair_to_the_session(tmp_path):
         ("count-lines", "ggs", 2, False),
         ("count-lines", "retry", 2, False),
     ]
+
+
+def test_one_account_gives_a_strategy_one_user_for_every_scenario(tmp_path):
+    state = SessionState.new(
+        tmp_path, "s2", {**OPTIONS, "one_account": True}, "scripted"
+    )
+    users = {state.user("ggs", name) for name in ("count-lines", "csv-sum")}
+    assert users == {"bench-s2-ggs-one-account"}
+    assert state.user("retry", "csv-sum") == "bench-s2-retry-one-account"
+    bare = {state.user("ggs", n, memory=False) for n in ("count-lines", "csv-sum")}
+    assert len(bare) == 2 and not bare & users
+
+
+def test_the_report_says_how_the_accounts_were_given(tmp_path):
+    from bench.control_report import build_record, render
+
+    for one, said in ((True, "one per strategy"), (False, "one per (strategy")):
+        meta = {"name": "control", "session": "s", "one_account": one}
+        assert f"- accounts: {said}" in render(build_record(meta, []))

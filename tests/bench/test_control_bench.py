@@ -143,6 +143,8 @@ def test_two_scenarios_under_two_strategies_over_two_passes_two_at_once(
 def test_the_memory_off_arm_runs_pass_2_under_users_that_remember_nothing(
     tmp_path, tasks_dir
 ):
+    # One account: the strategy's runs over memory share one user; the arm's
+    # run still has a user of its own.
     with ScriptedLLMServer() as server:
         for role, respond in scripted(tasks_dir).items():
             server.responder(respond, role=role)
@@ -151,6 +153,7 @@ def test_the_memory_off_arm_runs_pass_2_under_users_that_remember_nothing(
                 *("--base-url", server.env()["OPENAI_BASE_URL"]),
                 *("--model", "scripted", "--only", "count-lines"),
                 *("--strategies", "ggs", "--passes", "2", "--memory-off"),
+                "--one-account",
                 *("--data-dir", str(tmp_path), "--tasks-dir", str(tasks_dir)),
             ]
         )
@@ -175,6 +178,7 @@ def test_the_memory_off_arm_runs_pass_2_under_users_that_remember_nothing(
         )
     owner = {k: owners[run] for k, run in run_of.items()}
     assert owner[(1, True)] == owner[(2, True)] != owner[(2, False)]
+    assert owner[(1, True)].endswith("-ggs-one-account")
     assert owner[(2, False)].endswith("-ggs-count-lines-memory-off")
 
     def r1_saw(key) -> str:
@@ -189,6 +193,7 @@ def test_the_memory_off_arm_runs_pass_2_under_users_that_remember_nothing(
     assert "## Pass 2 with memory against no memory" in report
     assert "- ggs: solved 1/1 with memory, 1/1 without" in report
     assert "## ggs, pass 2, memory off" in report
+    assert "- accounts: one per strategy, its scenarios in a row" in report
     # Pass 2's own figures hold only the runs over memory.
     pass_2 = [s for s in record["summaries"] if s["pass"] == 2]
     assert [s["scenarios"] for s in pass_2] == [1]
