@@ -171,7 +171,8 @@ def _contradicted(tally: Tally) -> list[dict[str, Any]]:
     return out
 
 
-_Rules = dict[tuple[tuple[str, str], str], tuple[str, str, float]]
+# (pair, owner) -> (signal, rule, horizon, the runs its sources rest on)
+_Rules = dict[tuple[tuple[str, str], str], tuple[str, str, float, list[str]]]
 
 
 def _distil_all(distil: Distil, tallies: dict[tuple[str, str], Tally]) -> _Rules:
@@ -186,7 +187,12 @@ def _distil_all(distil: Distil, tallies: dict[tuple[str, str], Tally]) -> _Rules
             signal = signal_of(group.attention, group.decision)
             rule = _ask(distil, pair, signal, group.decision, group.sources())
             if rule:
-                rules[(pair, owner)] = (signal, rule, group.horizon)
+                rules[(pair, owner)] = (
+                    signal,
+                    rule,
+                    group.horizon,
+                    group.source_runs(),
+                )
     return rules
 
 
@@ -217,9 +223,10 @@ def _store_rules(
     """
     kept = {g: r for g, r in rules.items() if _has_owner(db, *g)}
     with db.write_batch(transaction=True) as batch:
-        for (pair, owner), (signal, rule, _) in sorted(kept.items()):
-            records.put(batch, _rule_record(new_id(), now, pair, owner, signal, rule))
-    horizons = {group: horizon for group, (_, _, horizon) in kept.items()}
+        for (pair, owner), (signal, rule, _, runs) in sorted(kept.items()):
+            rec = _rule_record(new_id(), now, pair, owner, signal, rule, runs)
+            records.put(batch, rec)
+    horizons = {group: horizon for group, (_, _, horizon, _) in kept.items()}
     pending: list[dict[str, Any]] = []
     for rec in records.all_records(db):
         if rec["level"] not in DECAYING or rec["state"] == records.CONSOLIDATED:
@@ -250,7 +257,13 @@ def _rewrite_states(db: Any, recs: list[dict[str, Any]]) -> None:
 
 
 def _rule_record(
-    mid: str, now: datetime, pair: tuple[str, str], owner: str, signal: str, rule: str
+    mid: str,
+    now: datetime,
+    pair: tuple[str, str],
+    owner: str,
+    signal: str,
+    rule: str,
+    runs: list[str],
 ) -> dict[str, Any]:
     return records.to_record(
         records.coerce(
@@ -266,6 +279,7 @@ def _rule_record(
                 sigma=1.0 if signal == "Best Practice" else -1.0,
                 k=0.0,
                 owner=owner,
+                runs=runs,
             )
         )
     )

@@ -3,8 +3,9 @@
 Inside the store a record is the plain dict of its compact JSON, for example
 ``{"id":"9f..","level":"M","created_at":"2025-01-02T03:04:05.000006+00:00",
 "space":"intent:x","entity":"env:local","content":"..","state":"accept",
-"f":0.9,"sigma":1.0,"k":0.05,"owner":"user:7"}``; a record stored before
-owners were recorded has no ``owner`` key (``memory/owners.py``). Hot loops
+"f":0.9,"sigma":1.0,"k":0.05,"owner":"user:7","runs":["3c1e.."]}``; a record
+stored before owners were recorded has no ``owner`` key (``memory/owners.py``),
+and one that rests on no run (or stored before runs were named) no ``runs``. Hot loops
 work on these dicts; a ``Megram`` is built (without re-validation) only when a
 record leaves the store.
 """
@@ -143,6 +144,8 @@ def to_record(m: Megram) -> dict[str, Any]:
     }
     if m.owner:
         rec["owner"] = m.owner
+    if m.runs:
+        rec["runs"] = list(m.runs)
     return rec
 
 

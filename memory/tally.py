@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from roles.memory_contracts import MAX_RUNS
+
 from . import records
 
 CONSOLIDATE_ATTENTION = 5.0
@@ -37,21 +39,28 @@ class Group:
     attention: float = 0.0
     decision: float = 0.0
     horizon: float = -math.inf
-    newest: list[tuple[float, str, str]] = field(default_factory=list)
+    newest: list[tuple[float, str, str, tuple[str, ...]]] = field(default_factory=list)
 
     def add(self, rec: dict[str, Any], created: float, weight: float) -> None:
         self.attention += abs(rec["f"]) * weight
         self.decision += rec["sigma"] * rec["f"] * weight
         self.horizon = max(self.horizon, created)
         if rec["content"].strip():
-            self.newest.append((created, rec["id"], rec["content"]))
+            runs = tuple(rec.get("runs") or ())
+            self.newest.append((created, rec["id"], rec["content"], runs))
             if len(self.newest) > 4 * MAX_SOURCES:
                 self._trim()
 
     def sources(self) -> list[str]:
         """Return the newest ``MAX_SOURCES`` contents, newest first."""
         self._trim()
-        return [content for _, _, content in self.newest]
+        return [content for _, _, content, _ in self.newest]
+
+    def source_runs(self) -> list[str]:
+        """Return the runs the sources rest on, newest first, each once."""
+        self._trim()
+        runs = (run for *_, named in self.newest for run in named)
+        return list(dict.fromkeys(runs))[:MAX_RUNS]
 
     def _trim(self) -> None:
         # Newest first; of equal times, the lower id first (the index's order).

@@ -14,6 +14,8 @@ GLOBAL_ENTITY = "env:local"
 # Whose a Megram is: "user:<id>" for a run's experience, SHARED for one tied to
 # no run (what an operator remembered); "" for one stored before owners were.
 SHARED_OWNER = "shared"
+# The most runs a Megram names as what it rests on.
+MAX_RUNS = 20
 
 
 def owner_for_user(user_id: object) -> str:
@@ -40,6 +42,9 @@ class Megram(Contract):
     sigma: float = Field(ge=-1.0, le=1.0)
     k: float = Field(ge=0.0)
     owner: str = ""
+    # What it rests on: the run that wrote it (set by R5, as ``owner`` is), or
+    # for a Dreamer rule the runs of the experiences it was consolidated from.
+    runs: list[str] = Field(default_factory=list, max_length=MAX_RUNS)
 
 
 class Potentials(Contract):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 
 from artoo_web import charts
@@ -32,12 +33,27 @@ def judged_round(entry: dict) -> int:
     return max(0, entry["round"] - 1)
 
 
-def recall_view(recall: MemoryRecall | None, unavailable: bool) -> dict | None:
+def recall_view(
+    recall: MemoryRecall | None,
+    unavailable: bool,
+    own_runs: frozenset[str] = frozenset(),
+) -> dict | None:
+    """Return what the timeline shows of a round's recall; each recalled
+    Megram names the runs it rests on, of those ``own_runs`` holds."""
     if recall is None and not unavailable:
         return None
     if unavailable or not recall.available:
         return {"available": False}
     return {
+        "items": [
+            {
+                "level": m.level,
+                "state": m.state,
+                "id": m.id[:8],
+                "runs": [r for r in m.runs if r in own_runs],
+            }
+            for m in [*recall.sops, *recall.recent]
+        ],
         "available": True,
         "action": recall.action,
         "attention": recall.attention,
@@ -64,7 +80,28 @@ def _memory_by_round(run: Run, rounds: set[int] | None) -> dict[int, dict | None
         if r is not None
     }
     rounds = set(recalls) | missing
-    return {r: recall_view(recalls.get(r), r in missing) for r in rounds}
+    own = _own_runs(run, recalls.values())
+    return {r: recall_view(recalls.get(r), r in missing, own) for r in rounds}
+
+
+def _own_runs(run: Run, recalls) -> frozenset[str]:
+    """Return the runs, of those the recalls name, that are the run owner's."""
+    named = {
+        r for recall in recalls for m in [*recall.sops, *recall.recent] for r in m.runs
+    }
+    if not named:
+        return frozenset()
+    valid = [r for r in named if _is_uuid(r)]
+    mine = Run.objects.filter(owner_id=run.owner_id, id__in=valid)
+    return frozenset(str(i) for i in mine.values_list("id", flat=True))
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _decisions(run: Run):

@@ -150,12 +150,15 @@ def answer_query(msg: BusMessage) -> None:
 
 
 def write_megram(msg: BusMessage) -> None:
-    """(R5, Megram): store one unit of experience as its run's user's."""
-    owner = SHARED_OWNER
+    """(R5, Megram): store one unit of experience as its run's user's, naming
+    the run it rests on."""
+    owner, runs = SHARED_OWNER, []
     if msg.run_id is not None:
         user_id = Run.objects.filter(id=msg.run_id).values_list("owner_id").get()[0]
-        owner = owner_for_user(user_id)
-    megram = Megram.model_validate(msg.payload).model_copy(update={"owner": owner})
+        owner, runs = owner_for_user(user_id), [str(msg.run_id)]
+    megram = Megram.model_validate(msg.payload).model_copy(
+        update={"owner": owner, "runs": runs}
+    )
     megram = store().write(megram)
     if megram.space == GLOBAL_SPACE:
         refresh_global()

@@ -218,6 +218,52 @@ def test_timeline_rows_carry_gradient_arrows_blocked_targets_and_memory(user, ru
     assert "(worsening)" in html
 
 
+def test_a_recalled_megram_names_the_runs_it_rests_on_that_are_the_viewers(
+    user, other_user, run
+):
+    earlier = Run.objects.create(owner=user, raw_input="count the lines")
+    bobs = Run.objects.create(owner=other_user, raw_input="count the lines")
+
+    def recalled(mid: str, rests_on: list[str]) -> dict:
+        return {
+            "id": mid,
+            "level": "M",
+            "space": "intent:demo",
+            "entity": "env:local",
+            "content": "wc -l notes.txt printed 4",
+            "state": "accept",
+            "f": 0.9,
+            "sigma": 1.0,
+            "k": 0.05,
+            "runs": rests_on,
+        }
+
+    bus.send(
+        run,
+        "R5",
+        "R2",
+        "MemoryRecall",
+        {
+            "task_id": "demo",
+            "space": "intent:demo",
+            "entity": "env:local",
+            "action": "Exploit",
+            "recent": [
+                recalled("aaaa1111-x", [str(earlier.id), str(bobs.id)]),
+                recalled("bbbb2222-y", [str(bobs.id), "not-a-run"]),
+            ],
+        },
+        round=0,
+    )
+    run.task_id = "demo"
+    run.save()
+    html = dashboard.render_parts(run.id, ["ggs-timeline"])["ggs-timeline"]
+    first, second = html.split("aaaa1111", 1)[1].split("bbbb2222", 1)
+    assert reverse("run-detail", args=[earlier.id]) in first
+    assert str(bobs.id) not in html and "not-a-run" not in html
+    assert "no run of yours" in second
+
+
 def test_memory_unavailable_round_says_so(user, run):
     from artoo_web import runtime
 

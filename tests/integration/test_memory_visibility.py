@@ -149,3 +149,16 @@ def test_a_megram_stored_without_owner_is_shown_to_staff_only_unless_global(
             memory_worker.forget(megram.id)
     assert f"{SECRET} note" in alice and f"{SECRET} old run" not in alice
     assert f"{SECRET} note" in staff and f"{SECRET} old run" in staff
+
+
+def test_a_megram_names_the_run_it_rests_on_and_the_next_runs_page_links_it(
+    bobs_run, client, other_user, llm
+):
+    accepted = [m for m in _secret_megrams() if m.space == SPACE]
+    assert [m.runs for m in accepted] == [[str(bobs_run.id)]]
+    llm.reply("R2", plan("ok-step again"))
+    bobs = finished(runs.submit(other_user, "check the server"))
+    client.force_login(other_user)
+    page = client.get(reverse("run-detail", args=[bobs.id])).content.decode()
+    timeline = page.split('id="ggs-timeline"', 1)[1]
+    assert f'href="{reverse("run-detail", args=[bobs_run.id])}"' in timeline

@@ -239,6 +239,29 @@ def test_distil_gets_the_ten_newest_non_empty_contents(store):
     assert contents == [f"run {i}" for i in range(11, 1, -1)]
 
 
+def test_a_rule_rests_on_the_runs_of_the_experiences_it_was_distilled_from(store):
+    for i in range(12):
+        store.write(
+            megram(f=1.0, content=f"run {i}", runs=[f"run-{i}"]),
+            now=T0 + timedelta(hours=i),
+        )
+    store.write(megram(f=1.0, content="no run named"), now=T0 + timedelta(hours=12))
+    assert store.dream(now=T0 + timedelta(hours=13), distil=Distiller()).promoted == 1
+    (rule,) = store.query_c(SPACE, ENTITY)
+    # The ten newest contents were its sources: their runs, newest first.
+    assert rule.runs == [f"run-{i}" for i in range(11, 2, -1)]
+    assert store.get(rule.id).runs == rule.runs
+
+
+def test_a_megram_keeps_the_runs_it_rests_on_and_one_without_names_none(store):
+    named = store.write(megram(content="counted", runs=["r1"]), now=T0)
+    bare = store.write(megram(content="counted"), now=T0)
+    assert store.get(named.id).runs == ["r1"]
+    assert store.get(bare.id).runs == []
+    with pytest.raises(ValueError):
+        megram(runs=[f"r{i}" for i in range(21)])
+
+
 def test_consolidation_ignores_c_level_and_consolidated_megrams(store):
     store.write_many([megram(f=1.0, sigma=1.0, k=0.0, level="C")] * 5, now=T0)
     store.write_many([megram(f=1.0, state="consolidated")] * 5, now=T0)
