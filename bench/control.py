@@ -69,12 +69,11 @@ from artoo_web.charts import benchmark_chart  # noqa: E402
 from bench import control_state  # noqa: E402
 from bench.control_report import Result, build_record, render  # noqa: E402
 from bench.control_state import (  # noqa: E402
-    NO_MEMORY,
-    ONE_ACCOUNT,
     SessionState,
     StateError,
     key_of,
     parse_key,
+    user_of,
 )
 from bench.modelcost import session_table  # noqa: E402
 from bench.scenarios import SUITE_CHOICES, Scenario, select  # noqa: E402
@@ -233,6 +232,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             setattr(opts, name, value)
     if opts.memory_off and opts.passes < 2:
         parser.error("--memory-off is an arm of pass 2: give --passes 2 or 3")
+    if opts.one_account and opts.jobs > 1:
+        parser.error("--one-account runs a strategy's scenarios in a row: --jobs 1")
     opts.strategies = [s.strip() for s in opts.strategies.split(",") if s.strip()]
     unknown = [s for s in opts.strategies if s not in NAMES]
     if unknown or not opts.strategies:
@@ -329,11 +330,9 @@ class Bench:
     def user_name(self, strategy: str, scenario: str, memory: bool = True) -> str:
         if self.state:
             return self.state.user(strategy, scenario, memory)
-        if not memory:
-            scenario = f"{scenario}-{NO_MEMORY}"
-        elif self.opts.one_account:
-            scenario = ONE_ACCOUNT
-        return f"bench-{self.opts.session}-{strategy}-{scenario}"
+        return user_of(
+            self.opts.session, strategy, scenario, memory, self.opts.one_account
+        )
 
     def make_users(
         self, pairs: list[tuple[str, str, bool]]

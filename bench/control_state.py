@@ -124,6 +124,21 @@ def key_of(scenario: str, strategy: str, pass_no: int, memory: bool = True) -> s
     return key if memory else f"{key}/{NO_MEMORY}"
 
 
+def user_of(
+    session: str, strategy: str, scenario: str, memory: bool, one_account: bool
+) -> str:
+    """Return the name of the user who runs ``scenario`` under ``strategy``.
+
+    One account: a strategy's scenarios run in a row under one user, as a
+    person's tasks do; the memory=off arm keeps a user per scenario, who
+    remembers nothing."""
+    if not memory:
+        scenario = f"{scenario}-{NO_MEMORY}"
+    elif one_account:
+        scenario = ONE_ACCOUNT
+    return f"bench-{session}-{strategy}-{scenario}"
+
+
 def parse_key(key: str) -> tuple[str, str, int, bool]:
     """Return (strategy, scenario, pass, memory) of a key ``key_of`` made."""
     strategy, scenario, pass_no, *arm = key.split("/")
@@ -239,14 +254,11 @@ class SessionState:
         return f"{base}-{n}"
 
     def _user_base(self, strategy: str, scenario: str, memory: bool) -> tuple[str, str]:
-        # One account: a strategy's scenarios run in a row under one user, as a
-        # person's tasks do (the memory=off arm keeps a user per scenario).
-        if memory and self.options.get("one_account"):
-            scenario = ONE_ACCOUNT
-        base = f"bench-{self.session}-{strategy}-{scenario}"
-        if memory:
-            return base, f"{strategy}/{scenario}"
-        return f"{base}-{NO_MEMORY}", f"{strategy}/{scenario}/{NO_MEMORY}"
+        """Return the user's first name and its slot in the saved users."""
+        one = bool(self.options.get("one_account"))
+        base = user_of(self.session, strategy, scenario, memory, one)
+        named = base.removeprefix(f"bench-{self.session}-{strategy}-")
+        return base, f"{strategy}/{named}"
 
     def cut_off(self) -> dict[str, str]:
         """Return the runs that were in progress when the session stopped."""

@@ -40,6 +40,14 @@ def test_a_finished_run_of_the_arm_leaves_pass_2_over_memory_to_do(tmp_path):
     assert not state.is_done("count-lines", "ggs", 2)
 
 
+def test_one_account_runs_in_a_row_not_several_at_once(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        control.parse_args(
+            ["--one-account", "--jobs", "2", "--data-dir", str(tmp_path)]
+        )
+    assert "in a row" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("passes", [[], ["--passes", "1"]])
 def test_the_arm_needs_a_second_pass(tmp_path, capsys, passes):
     with pytest.raises(SystemExit):
