@@ -72,6 +72,21 @@ def scripted(tasks_dir):
     )
 
 
+def scripted_bench(tmp_path, tasks_dir, *args: str) -> dict:
+    """Run bench/control.py with ``args`` on the scripted model; return its record."""
+    with ScriptedLLMServer() as server:
+        for role, respond in scripted(tasks_dir).items():
+            server.responder(respond, role=role)
+        opts = control.parse_args(
+            [
+                *("--base-url", server.env()["OPENAI_BASE_URL"], "--model", "scripted"),
+                *("--data-dir", str(tmp_path), "--tasks-dir", str(tasks_dir)),
+                *args,
+            ]
+        )
+        return control.run_bench(opts, control.endpoint_env(opts), "scripted")
+
+
 @pytest.fixture
 def tasks_dir():
     # Under /var/tmp, not pytest's 0700 tmp: the sandbox's uid walks into it.
@@ -83,18 +98,12 @@ def tasks_dir():
 def test_two_scenarios_under_two_strategies_over_two_passes_two_at_once(
     tmp_path, tasks_dir
 ):
-    with ScriptedLLMServer() as server:
-        for role, respond in scripted(tasks_dir).items():
-            server.responder(respond, role=role)
-        opts = control.parse_args(
-            [
-                *("--base-url", server.env()["OPENAI_BASE_URL"]),
-                *("--model", "scripted", "--only", "count-lines,impossible"),
-                *("--strategies", "ggs,single", "--passes", "2", "--jobs", "2"),
-                *("--data-dir", str(tmp_path), "--tasks-dir", str(tasks_dir)),
-            ]
-        )
-        record = control.run_bench(opts, control.endpoint_env(opts), "scripted")
+    record = scripted_bench(
+        tmp_path,
+        tasks_dir,
+        *("--only", "count-lines,impossible", "--strategies", "ggs,single"),
+        *("--passes", "2", "--jobs", "2"),
+    )
 
     results = {
         (r["strategy"], r["scenario"], r["pass_no"]): r for r in record["results"]
@@ -145,19 +154,12 @@ def test_the_memory_off_arm_runs_pass_2_under_users_that_remember_nothing(
 ):
     # One account: the strategy's runs over memory share one user; the arm's
     # run still has a user of its own.
-    with ScriptedLLMServer() as server:
-        for role, respond in scripted(tasks_dir).items():
-            server.responder(respond, role=role)
-        opts = control.parse_args(
-            [
-                *("--base-url", server.env()["OPENAI_BASE_URL"]),
-                *("--model", "scripted", "--only", "count-lines"),
-                *("--strategies", "ggs", "--passes", "2", "--memory-off"),
-                "--one-account",
-                *("--data-dir", str(tmp_path), "--tasks-dir", str(tasks_dir)),
-            ]
-        )
-        record = control.run_bench(opts, control.endpoint_env(opts), "scripted")
+    record = scripted_bench(
+        tmp_path,
+        tasks_dir,
+        *("--only", "count-lines", "--strategies", "ggs", "--passes", "2"),
+        *("--memory-off", "--one-account"),
+    )
 
     assert record["complete"] and record["memory_off"]
     results = {(r["pass_no"], r["memory"]): r for r in record["results"]}

@@ -238,23 +238,12 @@ def test_a_recalled_megram_names_the_runs_it_rests_on_that_are_the_viewers(
             "runs": rests_on,
         }
 
-    bus.send(
-        run,
-        "R5",
-        "R2",
-        "MemoryRecall",
-        {
-            "task_id": "demo",
-            "space": "intent:demo",
-            "entity": "env:local",
-            "action": "Exploit",
-            "recent": [
-                recalled("aaaa1111-x", [str(earlier.id), str(bobs.id)]),
-                recalled("bbbb2222-y", [str(bobs.id), "not-a-run"]),
-            ],
-        },
-        round=0,
-    )
+    recent = [
+        recalled("aaaa1111-x", [str(earlier.id), str(bobs.id)]),
+        recalled("bbbb2222-y", [str(bobs.id), "not-a-run"]),
+    ]
+    payload = {"task_id": "demo", "space": "intent:demo", "entity": "env:local"}
+    bus.send(run, "R5", "R2", "MemoryRecall", {**payload, "recent": recent}, round=0)
     run.task_id = "demo"
     run.save()
     html = dashboard.render_parts(run.id, ["ggs-timeline"])["ggs-timeline"]
