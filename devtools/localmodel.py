@@ -162,7 +162,11 @@ class LocalModel:
             return ["--spec-type", self.lookup]
         if self.draft is None:
             return []
+        # llama.cpp infers a speculation type only from a draft GGUF made for
+        # it (an MTP head); a plain smaller model of the family needs it named.
         return [
+            "--spec-type",
+            "draft-simple",
             "--spec-draft-model",
             str(self.cache / self.draft.filename),
             "--spec-draft-n-max",

@@ -30,7 +30,7 @@ def test_a_draft_model_and_its_length_reach_the_server(tmp_path, monkeypatch):
     draft = command[command.index("--spec-draft-model") + 1]
     assert draft.endswith(installer.WEIGHTS["0.5b"].filename)
     assert command[command.index("--spec-draft-n-max") + 1] == "8"
-    assert "--spec-type" not in command
+    assert command[command.index("--spec-type") + 1] == "draft-simple"
     lookup = LocalModel(tmp_path, draft="ngram-mod").command()
     assert lookup[lookup.index("--spec-type") + 1] == "ngram-mod"
     assert "--spec-draft-model" not in lookup
