@@ -22,12 +22,12 @@ def stop():
 
 
 def suite(
-    stop, kill_after: int, kills: int = 1, jobs: int = 1
+    stop, kill_after: int, kills: int = 1, jobs: int = 1, memory_off: bool = False
 ) -> tuple[list[tuple], list[int]]:
     ran, dreamed = [], []
 
-    def attempt(scenario, strategy, pass_no):
-        ran.append((scenario.name, strategy, pass_no))
+    def attempt(scenario, strategy, pass_no, memory=True):
+        ran.append((scenario.name, strategy, pass_no, *(() if memory else ("off",))))
         if len(ran) == kill_after:
             for _ in range(kills):
                 os.kill(os.getpid(), signal.SIGTERM)
@@ -40,7 +40,11 @@ def suite(
 
     bench = SimpleNamespace(
         opts=SimpleNamespace(
-            passes=2, scenarios=SCENARIOS[:2], strategies=["ggs", "retry"], jobs=jobs
+            passes=2,
+            scenarios=SCENARIOS[:2],
+            strategies=["ggs", "retry"],
+            jobs=jobs,
+            memory_off=memory_off,
         ),
         stop=stop,
         dreams=[],
@@ -51,6 +55,7 @@ def suite(
         state=None,
     )
     bench.run_all = lambda runs: control.Bench.run_all(bench, runs)
+    bench.missing = lambda *a, **k: control.Bench.missing(bench, *a, **k)
     control.Bench.run_suite(bench)
     return ran, dreamed
 
@@ -105,3 +110,13 @@ def test_with_jobs_sigterm_starts_no_more_runs(stop):
     assert 1 <= len(ran) <= 2
     assert dreamed == []
     assert stop.requested
+
+
+def test_the_memory_off_arm_runs_after_pass_2_and_dreams_nothing(stop):
+    ran, dreamed = suite(stop, kill_after=0, memory_off=True)
+
+    assert len(ran) == 2 * 2 * 2 + 2 * 2
+    assert dreamed == [1]
+    assert [r[2] for r in ran[:4]] == [1] * 4
+    assert [r[2:] for r in ran[4:8]] == [(2,)] * 4
+    assert [r[2:] for r in ran[8:]] == [(2, "off")] * 4
