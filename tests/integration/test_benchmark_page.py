@@ -76,6 +76,24 @@ def test_staff_see_the_latest_benchmark_with_its_chart_and_links_to_its_runs(
     )
 
 
+def test_a_run_of_the_memory_off_arm_is_marked_on_the_page(
+    client, staff_user, user, tmp_path
+):
+    run = Run.objects.create(owner=user, raw_input="ggs")
+    record = record_for({("ggs", "moved"): run})
+    bare = {**record["results"][0], "pass_no": 2, "memory": False}
+    record["results"].append(bare)
+    path = tmp_path / "control.json"
+    path.write_text(json.dumps(record))
+    call_command("store_benchmark", str(path), stdout=StringIO())
+    client.force_login(staff_user)
+
+    page = client.get(reverse("benchmark-latest")).content.decode()
+
+    assert page.count("<td>2, memory off</td>") == 1
+    assert "<td>1</td><td>yes</td>" in page
+
+
 def test_the_page_shows_the_newest_and_any_earlier_one_by_id(
     client, staff_user, stored, tmp_path
 ):
