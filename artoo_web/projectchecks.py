@@ -12,6 +12,8 @@ host), and each command is reported as not run, with why.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -19,9 +21,14 @@ from django.conf import settings
 from artoo_web import projectrepo, runtime
 from artoo_web.models import Project
 from roles.projects.state import WORKING
-from roles.projects.verification import CommandResult, protected_files, tail
+from roles.projects.verification import (
+    CommandResult,
+    protected_files,
+    regressions,
+    tail,
+)
 from roles.tools.errors import ToolError
-from roles.tools.sandbox import Sandbox
+from roles.tools.sandbox import Sandbox, remove_tree
 from roles.tools.shell import parse_shell_output
 
 log = logging.getLogger(__name__)
@@ -37,14 +44,62 @@ def run_checks(
     why = _not_at_commit(path, commit) or _no_sandbox()
     if why:
         return commit, [CommandResult(command=c, output=why) for c in commands]
-    policy = runtime.sandbox_policy()
-    sandbox = Sandbox(
-        policy, run_key=f"verify-{project.id}", workspace=path, own_workspace=False
-    )
+    return commit, _run_all(project, path, commands)
+
+
+def broken_by_work(project: Project) -> list[str]:
+    """Return the current milestone's commands a task's uncommitted work broke.
+
+    Each command runs over the directory as the task left it; one that fails
+    there runs again over the files of the last commit (exported from git into
+    a scratch directory, so the work is never touched). A command that passed
+    at the last commit and fails on the work is broken by it
+    (``verification.regressions``). Without a working sandbox nothing runs and
+    nothing is found.
+    """
+    commands = project.load_state().commands()
+    commit = project.last_commit
+    if not commands or not commit or _no_sandbox():
+        return []
+    after = _run_all(project, Path(project.directory), commands)
+    failing = [r.command for r in after if r.exit_code not in (None, 0)]
+    if not failing:
+        return []
+    with _exported(project, commit) as base:
+        if base is None:
+            return []
+        before = _run_all(project, base, failing)
+    return regressions(before, after, commit)
+
+
+@contextmanager
+def _exported(project: Project, commit: str) -> Iterator[Path | None]:
+    """Yield a scratch directory holding the files of ``commit``, or None."""
+    scratch = settings.SANDBOX_DIR / f"verify-{project.id}-base"
+    remove_tree(scratch)
     try:
-        return commit, [_run(sandbox, command) for command in commands]
+        scratch.mkdir(parents=True)
+        projectrepo.export(Path(project.directory), commit, scratch)
+    except (projectrepo.DirectoryError, OSError) as error:
+        log.warning("project %s: last commit not exported: %s", project.id, error)
+        remove_tree(scratch)
+        yield None
+        return
+    try:
+        yield scratch
     finally:
-        runtime.discard_sandbox_state(f"verify-{project.id}")
+        remove_tree(scratch)
+
+
+def _run_all(project: Project, workspace: Path, commands: list[str]):
+    """Return each command's result in a fresh sandbox over ``workspace``."""
+    policy = runtime.sandbox_policy()
+    key = f"verify-{project.id}"
+    sandbox = Sandbox(policy, run_key=key, workspace=workspace, own_workspace=False)
+    try:
+        return [_run(sandbox, command) for command in commands]
+    finally:
+        runtime.discard_sandbox_state(key)
 
 
 def _run(sandbox: Sandbox, command: str) -> CommandResult:

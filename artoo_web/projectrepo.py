@@ -16,8 +16,10 @@ conversion off: a project's repository never runs code of its own here.
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
+import tarfile
 import threading
 import uuid
 from dataclasses import dataclass
@@ -48,6 +50,7 @@ GIT_OPTIONS = (
 DISCARDED_REF = "refs/artoo/discarded/"
 SHOW_BYTES = 100_000
 NEW_FILES = 200
+EXPORT_BYTES = 200 * 1024 * 1024
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 HASH = re.compile(r"[0-9a-f]{40}")
 
@@ -217,6 +220,31 @@ def commit(path: Path, message: str) -> str:
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", message)
     return head(path)
+
+
+def export(path: Path, commit_hash: str, dest: Path) -> None:
+    """Write the files of a commit into the empty directory ``dest``.
+
+    The archive is git's own (``git archive``), read with tarfile's ``data``
+    filter: nothing lands outside ``dest``, no owner or device is kept. A
+    commit larger than ``EXPORT_BYTES`` is refused.
+    """
+    if not HASH.fullmatch(commit_hash):
+        raise DirectoryError(f"{commit_hash!r} is not a commit hash.")
+    command = ["git", *GIT_OPTIONS, "-C", str(path), "archive", "--format=tar"]
+    done = subprocess.run(
+        [*command, commit_hash], capture_output=True, timeout=GIT_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", errors="replace").strip()[:300]
+        raise DirectoryError(f"git archive failed: {why}")
+    if len(done.stdout) > EXPORT_BYTES:
+        raise DirectoryError(
+            f"commit {commit_hash[:12]} is {len(done.stdout):,} bytes as an "
+            f"archive; at most {EXPORT_BYTES:,} are exported"
+        )
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+        archive.extractall(dest, filter="data")
 
 
 @dataclass(frozen=True)

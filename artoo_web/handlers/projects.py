@@ -12,7 +12,8 @@ ScopeAgent and the TaskPlanner may research the repository first
 Implementor starts a task's Run under its dispatch id (``runs.submit_task``),
 so no task runs twice. QA runs a milestone's verification commands at the last
 commit (``projectchecks``) when the Assessor judges it complete, and refuses a
-task's work that changed a file those commands protect.
+task's work that changed a file those commands protect or broke one of them
+that passed at the last commit, before any model is asked.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from roles.projects.events import (
     VerifyMilestone,
 )
 from roles.projects.research import reply_with_research
-from roles.projects.routing import prestep_verdict
+from roles.projects.routing import prestep_verdict, regression_verdict
 from roles.research import ResearchTools, research_tools
 
 log = logging.getLogger(__name__)
@@ -180,12 +181,16 @@ def ask_planner(model, project: Project, request: AskTaskPlanner):
 
 
 def ask_qa(model, project: Project, request: AskQA):
-    """Judge a task: the file pre-step first, the model only when it passed."""
+    """Judge a task: the file pre-step, then the verification commands that
+    passed at the last commit, and the model only when both passed."""
     root = Path(project.directory)
     protected = projectchecks.protected_changes(project)
     failed = prestep_verdict(root, request.result, DEFAULT_CONFIG, protected)
     if failed is not None:
         return failed, None
+    broken = regression_verdict(projectchecks.broken_by_work(project))
+    if broken is not None:
+        return broken, None
     excerpts = [(name, head(root / name)) for name in request.result.files[:QA_FILES]]
     messages = prompts.qa_messages(request, excerpts, budget(model, "qa"))
     return model.complete_json(messages, QAVerdict)

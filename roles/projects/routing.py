@@ -153,6 +153,24 @@ def prestep_verdict(
     return QAVerdict(passed=False, feedback=feedback, issues=problems)
 
 
+def regression_verdict(
+    broken: Sequence[str], config: ProjectConfig = DEFAULT_CONFIG
+) -> QAVerdict | None:
+    """Return QA's failing verdict for a task that broke a verification command
+    passing at the last commit (``verification.regressions``), or None.
+
+    Such work is never committed, whatever the model would judge: the next
+    task would build on it, and the milestone's "done" could no longer pass.
+    """
+    if not broken:
+        return None
+    feedback = clip(
+        "Verification broken by this task: " + "; ".join(broken),
+        config.qa_feedback_chars,
+    )
+    return QAVerdict(passed=False, feedback=feedback, issues=list(broken))
+
+
 def failed_run_verdict(
     result: ImplementationResult, config: ProjectConfig = DEFAULT_CONFIG
 ) -> QAVerdict:

@@ -196,6 +196,29 @@ def refusal(
     return ""
 
 
+def regressions(
+    before: Sequence[CommandResult], after: Sequence[CommandResult], commit: str = ""
+) -> list[str]:
+    """Return why each command that passed at ``commit`` fails on a task's work.
+
+    ``before`` are the commands' results at the last commit, ``after`` on the
+    work a task left over it. A command that failed there already, or that did
+    not run on either side, says nothing of the task: only one that passed
+    before and ran and failed after is the task's doing.
+    """
+    passed = {result.command for result in before if result.passed}
+    at = f" at the last commit {commit[:12]}" if commit else " at the last commit"
+    found = []
+    for result in after:
+        if result.command in passed and result.exit_code not in (None, 0):
+            output = f": {tail(result.output, 300)}" if result.output.strip() else ""
+            found.append(
+                f"`{result.command}` passed{at} and fails with this task's "
+                f"changes (exit {result.exit_code}){output}"
+            )
+    return found
+
+
 def claim_note(milestone_number: int, commands: Sequence[str]) -> str:
     """Return what the Assessor is told of a claim's verification."""
     if not commands:

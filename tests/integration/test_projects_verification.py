@@ -22,6 +22,7 @@ from artoo_web import bus, projectchecks, projects
 from artoo_web.handlers import projects as handlers
 from artoo_web.models import Project
 from devtools.projecttasks import PROJECT_TASKS, prepare_repo, run_tests
+from roles.llm.caps import Capabilities
 from roles.projects.contracts import (
     AssessorVerdict,
     ImplementationResult,
@@ -198,6 +199,73 @@ def test_a_task_that_edits_the_test_script_is_refused_by_qa(user, roots):
     verdict, usage = handlers.ask_qa(None, project, ask)
     assert not verdict.passed and usage is None
     assert "tests/check.sh: a verification file of the milestone" in verdict.feedback
+
+
+class Judge:
+    """A QA model that passes every task it is asked about, and counts the asks."""
+
+    def __init__(self):
+        self.asked = 0
+        self.caps = Capabilities()
+
+    def complete_json(self, messages, reply_cls):
+        self.asked += 1
+        return QAVerdict(passed=True), None
+
+
+def qa_of(project: Project, files: list[str], judge: Judge):
+    """Run a task that wrote ``files`` up to QA; return QA's verdict."""
+    plan = TaskPlan(
+        action="implement", task_description="Edit", implementation_plan="p"
+    )
+    answer(project, "TaskPlan", "PlanReply", "plan", plan)
+    answer(project, "Impl", "RunReply", "result", ImplementationResult(files=files))
+    ask = AskQA.model_validate(
+        project.messages.filter(type="AskQA").order_by("-id").first().payload
+    )
+    verdict, _ = handlers.ask_qa(judge, project, ask)
+    return verdict
+
+
+def test_work_that_breaks_a_passing_command_is_refused_before_the_model(
+    user, roots, sandboxed
+):
+    project = started(user, roots, verify=[CHECK])
+    repo = Path(project.directory)
+    task_done(project, "hello")  # committed: the command passes from here on
+    judge = Judge()
+    (repo / "extra.txt").write_text("more\n")
+    # Work that keeps the command passing goes to the model.
+    assert qa_of(project, ["extra.txt"], judge).passed and judge.asked == 1
+    answer(project, "QA", "QAReply", "verdict", QAVerdict(passed=True))
+    (repo / "notes.txt").write_text("goodbye\n")
+
+    verdict = qa_of(project, ["notes.txt"], judge)
+
+    assert not verdict.passed and judge.asked == 1
+    assert f"`{CHECK}` passed at the last commit {project.last_commit[:12]}" in (
+        verdict.feedback
+    )
+    assert "(exit 1): notes.txt does not say hello" in verdict.feedback
+    # The commands ran on copies: the work and the repository are as they were.
+    assert (repo / "notes.txt").read_text() == "goodbye\n"
+    assert git(repo, "status", "--porcelain") == " M notes.txt\n"
+    assert not list(settings_sandbox_dir().glob(f"verify-{project.id}*"))
+
+
+def test_a_command_failing_before_the_task_does_not_refuse_its_work(
+    user, roots, sandboxed
+):
+    project = started(user, roots, verify=[CHECK])  # notes.txt: "nothing yet"
+    judge = Judge()
+    (Path(project.directory) / "notes.txt").write_text("still not\n")
+    assert qa_of(project, ["notes.txt"], judge).passed and judge.asked == 1
+
+
+def settings_sandbox_dir() -> Path:
+    from django.conf import settings
+
+    return Path(settings.SANDBOX_DIR)
 
 
 def test_a_bad_project_config_is_refused_and_makes_nothing(user, roots):

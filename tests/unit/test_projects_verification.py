@@ -9,11 +9,12 @@ from pydantic import ValidationError
 from roles.projects import StepRefused, new_project, step
 from roles.projects.contracts import ImplementationResult, Milestone, Scope
 from roles.projects.events import Cancel, ScopeReply, VerifyReply
-from roles.projects.routing import prestep_verdict
+from roles.projects.routing import prestep_verdict, regression_verdict
 from roles.projects.verification import (
     CommandResult,
     protected_files,
     refusal,
+    regressions,
 )
 from roles.tools import Toolbox, ToolboxConfig, ToolError
 from tests.unit.projects_script import (
@@ -223,3 +224,26 @@ def test_the_planner_and_the_assessor_see_every_command_the_done_needs():
     assert state.milestone.verify == ["x"]
     state, actions = plan(state, "milestone_done")
     assert actions[0].view.milestone.verify == ["sh tests/all.sh", "x"]
+
+
+def test_only_a_command_that_passed_before_and_fails_on_the_work_is_broken():
+    def ran(command, code, output=""):
+        return CommandResult(command=command, exit_code=code, output=output)
+
+    before = [ran("make check", 0), ran("sh old.sh", 1), ran("sh gone.sh", 0)]
+    after = [
+        ran("make check", 2, "SyntaxError: unterminated string literal"),
+        ran("sh old.sh", 1),  # failed before the task too: not its doing
+        CommandResult(command="sh gone.sh", output="not run: no sandbox"),
+        ran("sh new.sh", 1),  # not run before: nothing to compare
+    ]
+    broken = regressions(before, after, "a" * 40)
+    assert broken == [
+        "`make check` passed at the last commit aaaaaaaaaaaa and fails with this "
+        "task's changes (exit 2): SyntaxError: unterminated string literal"
+    ]
+    verdict = regression_verdict(broken)
+    assert not verdict.passed and verdict.issues == broken
+    assert verdict.feedback.startswith("Verification broken by this task: `make")
+    assert regressions(before, [ran("make check", 0)]) == []
+    assert regression_verdict([]) is None
