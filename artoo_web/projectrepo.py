@@ -9,14 +9,24 @@ kept is ``discard``-ed: its work tree is kept as a commit under
 ``refs/artoo/discarded/<dispatch id>`` (parented on the last commit, so
 ``git show`` of it is the attempt's whole diff), then the directory is reset to
 the last commit, which removes the files it created. Ignored files, and
-anything else the kept commit does not hold, are never touched. Git runs with
-the user's hooks, signing, fsmonitor, external diff drivers and text
-conversion off: a project's repository never runs code of its own here.
+anything else the kept commit does not hold, are never touched.
+
+A project's repository is written by the commands of its tasks (and by the
+directory's owner), so git here never runs a program the repository names
+(``git``): no system or global config; hooks, fsmonitor, signing, signature
+checks, automatic gc and maintenance off; no submodule recursion; external
+diff drivers and text conversion off where a diff is shown; and every filter
+driver the repository's config defines (``filter.<name>.clean``, ``smudge``,
+``process``) overridden with none before the command reads a file. ``.git``
+must be a directory of its own (a ``gitdir:`` file or a symlink could point
+git at any repository of the host), and git runs with the rights of the
+directory's owner, never more: a worker running as root drops to that user.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import tarfile
@@ -39,14 +49,37 @@ GIT_OPTIONS = (
     "-c",
     "commit.gpgsign=false",
     "-c",
-    "core.hooksPath=/dev/null",
+    "log.showSignature=false",
     "-c",
-    "safe.directory=*",
+    "core.hooksPath=/dev/null",
     "-c",
     "core.fsmonitor=false",
     "-c",
+    "core.attributesFile=/dev/null",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
+    "submodule.recurse=false",
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "safe.directory=*",
+    "-c",
     "core.quotePath=false",
 )
+# Only these reach git from the worker's environment.
+GIT_ENV = {
+    "HOME": "/nonexistent",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "LC_ALL": "C",
+}
+FILTER_KEYS = ("clean", "smudge", "process")
+MAX_FILTERS = 100
 DISCARDED_REF = "refs/artoo/discarded/"
 SHOW_BYTES = 100_000
 NEW_FILES = 200
@@ -65,9 +98,9 @@ def git(directory: Path, *args: str, limit: int | None = None) -> str:
     With ``limit``, return at most that many bytes of the output, decoded (and
     a line saying it was cut), never holding more of it in memory.
     """
-    command = ["git", *GIT_OPTIONS, "-C", str(directory), *args]
+    command, options = _git(directory, args)
     if limit is not None:
-        return _git_head(command, limit)
+        return _git_head(command, options, args[0], limit)
     done = subprocess.run(
         command,
         capture_output=True,
@@ -75,15 +108,75 @@ def git(directory: Path, *args: str, limit: int | None = None) -> str:
         errors="replace",
         timeout=GIT_TIMEOUT_S,
         check=False,
+        **options,
     )
     if done.returncode != 0:
         raise DirectoryError(f"git {args[0]} failed: {done.stderr.strip()[:300]}")
     return done.stdout
 
 
-def _git_head(command: list[str], limit: int) -> str:
+def _git(directory: Path, args: tuple[str, ...]) -> tuple[list[str], dict]:
+    """Return the argv and the ``subprocess`` options of one safe git command."""
+    directory = Path(directory)
+    try:
+        owner = directory.lstat()
+    except OSError as error:
+        raise DirectoryError(f"{directory}: {error.strerror or error}") from None
+    options = {"env": {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **GIT_ENV}}
+    if os.geteuid() == 0 and owner.st_uid != 0:
+        options.update(user=owner.st_uid, group=owner.st_gid, extra_groups=[])
+    command = ["git", *GIT_OPTIONS, "-C", str(directory)]
+    if args[0] == "init":
+        return [*command, *args], options
+    dot_git = directory / ".git"
+    if not dot_git.is_dir() or dot_git.is_symlink():
+        raise DirectoryError(
+            f"{directory} is not a repository of its own: its .git is missing, "
+            "a symlink or a gitdir file."
+        )
+    command += [f"--git-dir={dot_git}", f"--work-tree={directory}"]
+    options["env"].update(_no_filters(command, options))
+    return [*command, *args], options
+
+
+def _no_filters(command: list[str], options: dict) -> dict[str, str]:
+    """Return the environment that overrides each filter driver the
+    repository's config defines with none (``GIT_CONFIG_KEY_<n>``: a driver's
+    name may hold any character, ``=`` too, which ``-c`` would split at)."""
+    listed = subprocess.run(
+        [*command, "config", "-z", "--name-only", "--get-regexp", r"^filter\."],
+        capture_output=True,
+        timeout=GIT_TIMEOUT_S,
+        check=False,
+        **options,
+    )
+    if listed.returncode not in (0, 1):  # 1: no such key
+        why = listed.stderr.decode("utf-8", errors="replace").strip()[:300]
+        raise DirectoryError(f"git config failed: {why}")
+    names = listed.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    drivers = dict.fromkeys(n[len("filter.") :].rpartition(".")[0] for n in names if n)
+    if len(drivers) > MAX_FILTERS:
+        raise DirectoryError(
+            f"the repository's config defines {len(drivers):,} filter drivers; "
+            f"a project works with at most {MAX_FILTERS}."
+        )
+    env, count = {}, 0
+    for driver in drivers:
+        for key in FILTER_KEYS:
+            env[f"GIT_CONFIG_KEY_{count}"] = f"filter.{driver}.{key}"
+            env[f"GIT_CONFIG_VALUE_{count}"] = ""
+            count += 1
+        env[f"GIT_CONFIG_KEY_{count}"] = f"filter.{driver}.required"
+        env[f"GIT_CONFIG_VALUE_{count}"] = "false"
+        count += 1
+    if count:
+        env["GIT_CONFIG_COUNT"] = str(count)
+    return env
+
+
+def _git_head(command: list[str], options: dict, name: str, limit: int) -> str:
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options
     ) as proc:
         timer = threading.Timer(GIT_TIMEOUT_S, proc.kill)
         timer.start()
@@ -101,7 +194,7 @@ def _git_head(command: list[str], limit: int) -> str:
         return text + f"\n… cut at {limit:,} bytes\n"
     if proc.returncode != 0:
         why = error.decode("utf-8", errors="replace").strip()[:300]
-        raise DirectoryError(f"git {command[len(GIT_OPTIONS) + 3]} failed: {why}")
+        raise DirectoryError(f"git {name} failed: {why}")
     return text
 
 
@@ -231,9 +324,9 @@ def export(path: Path, commit_hash: str, dest: Path) -> None:
     """
     if not HASH.fullmatch(commit_hash):
         raise DirectoryError(f"{commit_hash!r} is not a commit hash.")
-    command = ["git", *GIT_OPTIONS, "-C", str(path), "archive", "--format=tar"]
+    command, options = _git(path, ("archive", "--format=tar", commit_hash))
     done = subprocess.run(
-        [*command, commit_hash], capture_output=True, timeout=GIT_TIMEOUT_S, check=False
+        command, capture_output=True, timeout=GIT_TIMEOUT_S, check=False, **options
     )
     if done.returncode != 0:
         why = done.stderr.decode("utf-8", errors="replace").strip()[:300]

@@ -6,7 +6,11 @@ Project's own handler (``advance``) on bus messages, as a worker would.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 from django.db import transaction
@@ -257,7 +261,7 @@ def test_a_directory_inside_another_repository_is_never_reset(roots):
     (outer / "inner").mkdir(parents=True)
     projectrepo.prepare(outer)
     (outer / "inner" / "x.txt").write_text("x\n")
-    with pytest.raises(projectrepo.DirectoryError, match="not the top"):
+    with pytest.raises(projectrepo.DirectoryError, match="not a repository of its"):
         projectrepo.discard(outer / "inner", "t1-a1", "discarded")
     assert (outer / "inner" / "x.txt").exists()
     with pytest.raises(projectrepo.DirectoryError, match="cannot name"):
@@ -272,3 +276,99 @@ def test_a_diff_is_cut_at_its_bound(roots, monkeypatch):
     monkeypatch.setattr(projectrepo, "SHOW_BYTES", 1000)
     kept = projectrepo.discard(repo, "t1-a1", "discarded")
     assert len(kept.diff) < 1100 and "cut at 1,000 bytes" in kept.diff
+
+
+def test_git_runs_no_program_the_repository_names(roots, tmp_path):
+    repo = roots / "repo"
+    repo.mkdir()
+    (repo / "a.txt").write_text("a\n")
+    projectrepo.prepare(repo)
+    marker = tmp_path / "ran"
+    program = f'sh -c "id -u >> {marker}; cat"'
+    # Drivers a task's command could write into .git/config, one named with
+    # an "=" (which a "-c name=value" override would split at), and a work
+    # tree elsewhere on the host.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_text("not the project's\n")
+    for key, value in [
+        ("filter.x.clean", program),
+        ("filter.x.smudge", program),
+        ("filter.x.required", "true"),
+        ("filter.a=b.clean", program),
+        ("filter.a=b.process", program),
+        ("core.worktree", str(elsewhere)),
+        ("core.hooksPath", str(tmp_path)),
+        ("log.showSignature", "true"),
+        ("gpg.program", program),
+    ]:
+        sh(repo, "config", key, value)
+    (tmp_path / "post-commit").write_text(f"#!/bin/sh\n{program}\n")
+    (tmp_path / "post-commit").chmod(0o755)
+    (repo / ".gitattributes").write_text("*.txt filter=x\n*.md filter=a=b\n")
+    (repo / "b.md").write_text("b\n")
+    assert projectrepo.changed_files(repo) == [".gitattributes", "b.md"]
+    done = projectrepo.commit(repo, "t1: filters")
+    assert "filters" in projectrepo.show(repo, done)
+    (repo / "a.txt").write_text("changed\n")
+    assert projectrepo.discard(repo, "t2-a1", "t2 (discarded)", done) is not None
+    assert (repo / "a.txt").read_text() == "a\n"
+    export = tmp_path / "export"
+    export.mkdir()
+    projectrepo.export(repo, done, export)
+    assert (export / "b.md").read_text() == "b\n"
+    assert not marker.exists()
+    assert "secret.txt" not in projectrepo.tracked(repo, done)
+    # The same repository runs them under git's own defaults: the test is live.
+    (repo / "c.txt").write_text("c\n")
+    sh(repo, "--work-tree", str(repo), "add", "c.txt")
+    assert set(marker.read_text().split()) == {"0"}
+
+
+def test_a_git_that_points_elsewhere_is_refused(roots):
+    other = roots / "other"
+    other.mkdir()
+    (other / "kept.txt").write_text("kept\n")
+    projectrepo.prepare(other)
+    before = projectrepo.head(other)
+    gitfile, symlinked = roots / "gitfile", roots / "symlinked"
+    for repo in (gitfile, symlinked):
+        repo.mkdir()
+        (repo / "new.txt").write_text("new\n")
+    (gitfile / ".git").write_text(f"gitdir: {other}/.git\n")
+    (symlinked / ".git").symlink_to(other / ".git")
+    for repo in (gitfile, symlinked):
+        with pytest.raises(projectrepo.DirectoryError, match="not a repository of"):
+            projectrepo.prepare(repo)
+        with pytest.raises(projectrepo.DirectoryError, match="not a repository of"):
+            projectrepo.discard(repo, "t1-a1", "discarded")
+    assert projectrepo.head(other) == before
+    assert projectrepo.changed_files(other) == []
+
+
+@pytest.fixture
+def nobodys():
+    """A directory the unprivileged user 65534 owns, where that user can reach."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a directory away")
+    top = Path(tempfile.mkdtemp(prefix="artoo-owner-", dir="/var/tmp"))
+    top.chmod(0o755)
+    repo = top / "repo"
+    repo.mkdir()
+    (repo / "a.txt").write_text("a\n")
+    for path in (repo, repo / "a.txt"):
+        os.chown(path, 65534, 65534)
+    yield repo
+    shutil.rmtree(top)
+
+
+def test_git_runs_with_the_rights_of_the_directory_s_owner(nobodys, settings):
+    settings.ARTOO_ALLOWED_PATHS = [nobodys.parent]
+    projectrepo.prepare(nobodys)
+    owners = {p.stat().st_uid for p in (nobodys / ".git").rglob("*")}
+    assert owners == {65534}
+    # A file only root may read is not the owner's to commit.
+    (nobodys / "root-only.txt").write_text("root's\n")
+    (nobodys / "root-only.txt").chmod(0o600)
+    with pytest.raises(projectrepo.DirectoryError, match="Permission denied"):
+        projectrepo.commit(nobodys, "t1: take root's file")
