@@ -42,6 +42,7 @@ from roles.projects.events import (
 )
 from roles.projects.research import reply_with_research
 from roles.projects.routing import prestep_verdict, regression_verdict
+from roles.projects.verification import grounded_scope
 from roles.research import ResearchTools, research_tools
 
 log = logging.getLogger(__name__)
@@ -167,10 +168,28 @@ def researched(model, project: Project, messages, reply_cls):
 
 
 def ask_scope(model, project: Project, request: AskScopeAgent):
+    """Ask the ScopeAgent; drop the commands and paths it guessed."""
     messages = prompts.scope_messages(
         request, listing(project), budget(model, "scope_agent")
     )
-    return researched(model, project, messages, Scope)
+    scope, usage = researched(model, project, messages, Scope)
+    if scope is None:
+        return scope, usage
+    scope, dropped = grounded_scope(scope, present(project), request.user_request)
+    if dropped:
+        log.info("project %s: guessed by the ScopeAgent: %s", project.id, dropped)
+    return scope, usage
+
+
+def present(project: Project) -> set[str]:
+    """Return the repository's files and directories, relative to it."""
+    root = Path(project.directory)
+    names = set()
+    for path in root.rglob("*"):
+        parts = path.relative_to(root).parts
+        if ".git" not in parts:
+            names.add("/".join(parts))
+    return names
 
 
 def ask_planner(model, project: Project, request: AskTaskPlanner):

@@ -199,7 +199,12 @@ def scope_messages(ask: AskScopeAgent, files: str, tokens: int) -> Messages:
 def planner_messages(ask: AskTaskPlanner, files: str, tokens: int) -> Messages:
     """Return the TaskPlanner's prompt: its window and nothing beyond it."""
     view: PlannerView = ask.view
-    retry = f"Attempt {view.attempt}. {view.qa_feedback}" if view.qa_feedback else ""
+    retry = (
+        f"Attempt {view.attempt}. The last attempt's work was discarded: the "
+        f"repository is back at the last commit. QA said: {view.qa_feedback}"
+        if view.qa_feedback
+        else ""
+    )
     sections = [
         ("CURRENT MILESTONE", milestone_text(view.milestone)),
         ("COMPLETED WORK", done_text(view.done_summary, view.done)),

@@ -21,14 +21,18 @@ with a ``ValueError`` naming it, so a bad config changes nothing::
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import PurePosixPath
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 
 from roles.contract_base import Contract
+
+if TYPE_CHECKING:
+    from roles.projects.contracts import Scope
 
 MAX_COMMANDS = 5
 COMMAND_CHARS = 300
@@ -37,6 +41,8 @@ PATH_CHARS = 200
 OUTPUT_CHARS = 600
 # Words of a command that name no file of the repository, or all of it.
 NOT_PATHS = frozenset({"", ".", "./", "/", "*"})
+# A word written as a file's path: a directory part or a file extension.
+PATH_WORD = re.compile(r"[\w.+-]*/[\w./+-]*|[\w+-][\w.+-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
 
 
 def check_command(value: str) -> str:
@@ -134,6 +140,51 @@ def named_paths(command: str) -> list[str]:
         if word not in NOT_PATHS and not word.startswith(("-", "/")):
             paths.append(word)
     return paths
+
+
+def file_words(command: str) -> list[str]:
+    """Return the words of ``command`` that are written as a file's path: with
+    a ``/`` or a file extension (``tests/check.sh``, ``test_greet.py``), not a
+    program or a module name (``python3``, ``unittest``)."""
+    return [word for word in named_paths(command) if PATH_WORD.fullmatch(word)]
+
+
+def ungrounded(paths: Iterable[str], present: Collection[str], asked: str) -> list[str]:
+    """Return the paths that are neither in the repository nor in the request.
+
+    ``present`` holds the repository's files and directories, relative to it;
+    ``asked`` is the user's request. A path an agent wrote that is in neither
+    is a guess (an example's shape copied), not the user's outcome.
+    """
+    return [
+        path
+        for path in paths
+        if path.rstrip("/") not in present and path.rstrip("/") not in asked
+    ]
+
+
+def grounded_scope(
+    scope: Scope, present: Collection[str], asked: str
+) -> tuple[Scope, list[str]]:
+    """Return ``scope`` without the verify commands and protected paths the
+    ScopeAgent guessed (``ungrounded``), and what was dropped, each said."""
+    milestones, dropped = [], []
+    for milestone in scope.milestones:
+        verify, protected = [], []
+        for command in milestone.verify:
+            guessed = ungrounded(file_words(command), present, asked)
+            if guessed:
+                dropped.append(f"`{command}` (names {', '.join(guessed)})")
+            else:
+                verify.append(command)
+        for path in milestone.protected:
+            if ungrounded([path], present, asked):
+                dropped.append(f"protected path {path}")
+            else:
+                protected.append(path)
+        update = {"verify": verify, "protected": protected}
+        milestones.append(milestone.model_copy(update=update))
+    return scope.model_copy(update={"milestones": milestones}), dropped
 
 
 def protected_files(

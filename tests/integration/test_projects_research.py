@@ -152,3 +152,33 @@ def test_a_failing_research_call_is_a_tool_result_not_a_crash(user, repo, model)
     (said,) = tool_results(model.requests_for("Scope")[-1])
     assert said.startswith("ERROR: ask failed:")
     assert project.status != "failed"
+
+
+def test_commands_and_paths_the_scope_agent_guessed_are_dropped(user, repo, model):
+    milestone = {
+        "description": "User can search notes",
+        "verify": [
+            "sh tests/check.sh",  # the prompt's example, copied
+            "python3 -m unittest -q",
+            "python3 notes/store.py",
+            "sh scripts/searchable.sh",  # named in the request below
+        ],
+        "protected": ["tests/", "notes", "scripts/searchable.sh"],
+    }
+    reply = json.dumps({"remit": "Search notes", "milestones": [milestone]})
+    model.responder(lambda request: reply, role="Scope")
+    project = projects.create(
+        user, "Make notes searchable; sh scripts/searchable.sh must pass", str(repo)
+    )
+    for type_ in ("AskScopeAgent", "ScopeReply"):
+        msg = BusMessage.objects.get(project=project, type=type_)
+        assert bus.deliver(msg.id, HANDLERS) == "delivered"
+
+    kept = Project.objects.get(id=project.id).load_state().milestones[0]
+
+    assert kept.verify == [
+        "python3 -m unittest -q",
+        "python3 notes/store.py",
+        "sh scripts/searchable.sh",
+    ]
+    assert kept.protected == ["notes", "scripts/searchable.sh"]

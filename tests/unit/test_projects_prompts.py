@@ -49,7 +49,8 @@ def test_the_planner_sees_its_window_feedback_and_hint_within_a_small_budget():
     assert messages[0]["content"] == PLANNER_SYSTEM
     for needle in ("User can create colonies", "Areas of work: models", "Colony UI"):
         assert needle in text
-    assert "Attempt 2. name field missing" in text and "Stay on the console" in text
+    assert "Attempt 2. The last attempt's work was discarded" in text
+    assert "QA said: name field missing" in text and "Stay on the console" in text
 
 
 def test_qa_gets_the_plan_the_summary_and_the_files():

@@ -12,9 +12,11 @@ from roles.projects.events import Cancel, ScopeReply, VerifyReply
 from roles.projects.routing import prestep_verdict, regression_verdict
 from roles.projects.verification import (
     CommandResult,
+    file_words,
     protected_files,
     refusal,
     regressions,
+    ungrounded,
 )
 from roles.tools import Toolbox, ToolboxConfig, ToolError
 from tests.unit.projects_script import (
@@ -247,3 +249,19 @@ def test_only_a_command_that_passed_before_and_fails_on_the_work_is_broken():
     assert verdict.feedback.startswith("Verification broken by this task: `make")
     assert regressions(before, [ran("make check", 0)]) == []
     assert regression_verdict([]) is None
+
+
+def test_a_word_is_a_file_s_path_only_when_written_as_one():
+    assert file_words("python3 -m unittest -q") == []
+    assert file_words("make check") == []
+    assert file_words("python -m pytest tests/test_x.py::test_a -q") == [
+        "tests/test_x.py"
+    ]
+    assert file_words("node ./bin/run.js --fast") == ["bin/run.js"]
+    assert file_words("python3 greet.py --json Ann") == ["greet.py"]
+    assert file_words('python -c "import greet; greet.main(1.5)"') == []
+    present = {"greet.py", "bin", "bin/run.js"}
+    asked = "Write tests/check.sh and make it pass"
+    assert ungrounded(["greet.py", "tests/check.sh", "tests/x.sh"], present, asked) == [
+        "tests/x.sh"
+    ]
