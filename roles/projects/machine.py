@@ -35,6 +35,7 @@ from roles.projects.routing import (
     after_task_planner,
     escalate,
     failed_run_verdict,
+    skipped_retry_verdict,
 )
 from roles.projects.state import (
     EXPECTS,
@@ -141,6 +142,8 @@ def _on_plan(state: ProjectState, event: Any, config: ProjectConfig) -> Result:
         # Only work restarts the count of refused claims: a skip changes nothing.
         state = update(state, claims=0, skips=0)
         return _dispatch(*_task_for(state, plan))
+    if route == "mark_complete" and state.task is not None and state.task.attempt > 1:
+        return _judge(state, skipped_retry_verdict(config), config)
     if route == "mark_complete":
         state, task = _task_for(state, plan)
         entry = _entry(task, SKIPPED, config)
@@ -233,8 +236,11 @@ def _judge(state: ProjectState, verdict: QAVerdict, config: ProjectConfig) -> Re
         detail=verdict.feedback,
         config=config,
     )
-    # The attempt's work is not kept: the next one starts from the last commit.
-    actions = (reset(task, verdict.feedback), RecordEscalation(event=problem))
+    # The attempt's work is not kept: the next one starts from the last commit
+    # (an attempt never dispatched, a skip on a retry, left nothing to reset).
+    actions = (RecordEscalation(event=problem),)
+    if task.dispatch_id in state.dispatched:
+        actions = (reset(task, verdict.feedback), *actions)
     if route == "increment_attempt":
         retry = task.model_copy(
             update={

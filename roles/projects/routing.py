@@ -184,6 +184,22 @@ def failed_run_verdict(
     return QAVerdict(passed=False, feedback=feedback, issues=["run abandoned"])
 
 
+def skipped_retry_verdict(config: ProjectConfig = DEFAULT_CONFIG) -> QAVerdict:
+    """Return the failing verdict of a skip planned on a task's retry.
+
+    A retry comes after the task's last attempt was discarded: the repository
+    is back where the TaskPlanner judged the task needed, so its work cannot
+    be there. Such a skip is a failed attempt, not a done task.
+    """
+    feedback = clip(
+        "A skip is not done work: this task's last attempt was discarded, so the "
+        "repository is where the task was planned as needed. Plan the task "
+        "again (implement), or abort it.",
+        config.qa_feedback_chars,
+    )
+    return QAVerdict(passed=False, feedback=feedback, issues=["skip on a retry"])
+
+
 def escalate(
     trigger: Trigger,
     *,

@@ -333,3 +333,34 @@ def test_a_task_run_between_skips_restarts_their_count():
     assert state.skips == 1
     state, actions = assess(state, "aligned")
     assert kinds(actions) == ["ask_task_planner"] and state.claims == 0
+
+
+def test_a_skip_on_a_retry_is_a_failed_attempt_not_a_done_task():
+    state, _ = scoped()
+    state, _ = plan(state)
+    state, _ = run(state)
+    state, _ = qa(state, passed=False)
+    # The attempt was discarded: the tree is where the task was planned needed.
+    state, actions = plan(state, "skip", description="The work is there")
+    assert kinds(actions) == ["record_escalation", "ask_task_planner"]
+    assert state.completed_tasks == 0 and state.window.done == []
+    assert actions[1].view.attempt == 3
+    assert "A skip is not done work" in actions[1].view.qa_feedback
+    state, actions = plan(state, description="Colony model, again")
+    assert actions[0].request_id == "t1-a3"
+    state, _ = run(state)
+    state, actions = qa(state)
+    assert kinds(actions) == ["record_done", "ask_task_planner"]
+    assert state.dispatched == ["t1-a1", "t1-a3"]
+
+
+def test_skips_on_every_retry_end_the_task_at_its_attempts():
+    state, _ = scoped()
+    state, _ = plan(state)
+    state, _ = run(state)
+    state, _ = qa(state, passed=False)
+    state, _ = plan(state, "skip")
+    state, actions = plan(state, "skip")
+    assert kinds(actions) == ["record_escalation", "ask_assessor"]
+    assert actions[0].event.trigger == "max_attempts"
+    assert state.task is None and state.completed_tasks == 0
