@@ -9,6 +9,7 @@ from artoo_web import bus, projects, runtime, telemetry, topics
 from artoo_web.handlers import memory
 from artoo_web.models import BusMessage, Run, RunStatus
 from roles import perceiver
+from roles.claims.question import change_asked
 from roles.llm.client import LLMCancelled
 
 SESSION_RUNS = 5
@@ -88,11 +89,15 @@ def perceive(run: Run, msg: BusMessage | None = None) -> None:
         else:
             state = run.load_state()
             state.spec = result.task_spec
+            if run.project_id is not None:
+                # A project's task is work on its repository: a change.
+                asks = change_asked(state.spec.asks)
+                state.spec = state.spec.model_copy(update={"asks": asks})
             run.keep_state(state)
             run.task_id = result.task_spec.task_id[:120]
             run.status = RunStatus.PLANNING
             run.save(update_fields=["task_id", "state", "status", "updated_at"])
-            bus.send(run, "R1", "R2", "TaskSpec", result.task_spec)
+            bus.send(run, "R1", "R2", "TaskSpec", state.spec)
 
 
 def ask(run: Run, question: str, round_: int) -> None:

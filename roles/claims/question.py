@@ -39,7 +39,7 @@ from roles.claims.question_words import (
 )
 from roles.contract_base import Contract
 
-__all__ = ["ANSWERS", "Question", "question_for", "read_question"]
+__all__ = ["ANSWERS", "Question", "change_asked", "question_for", "read_question"]
 
 Answer = Literal[
     "number", "count", "total", "path", "name", "names", "yes_no", "value",
@@ -207,6 +207,21 @@ def read_question(text: str) -> Question:
     if ONE_NAME.search(text):
         return Question(answer="name", **base)
     return Question(answer="text", **base)
+
+
+def change_asked(asks: Question | None) -> Question:
+    """Return the Question of a request whose caller needs files changed (a
+    project's task: QA judges the files it changed, and no change is no work).
+
+    R1's own stands when it asks for an effect; any other reading becomes a
+    change of the files it names, so an answer whose every call only read is
+    refused by the effect rule whatever R1 called the request.
+    """
+    if asks is not None and asks.answer == "effect" and asks.effect:
+        return asks
+    subject = asks.subject if asks is not None else ""
+    paths = asks.paths if asks is not None else []
+    return Question(answer="effect", effect="change", subject=subject, paths=paths)
 
 
 def _leads(text: str, effect: str) -> bool:

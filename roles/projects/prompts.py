@@ -74,6 +74,10 @@ to execute now.
 3. Pick the next task and write its plan: the files to create or change and
    what each must contain, and how to check the result.
 4. On a retry, read the QA feedback and fix what it names.
+The task runs as an agent with tools, not a person: it reads files
+(read_file_lines), changes them (apply_edit: one exact old text replaced by
+new; create_file for a new file) and runs commands without a terminal, so no
+editor. The project commits each task's work itself: plan no commit or push.
 
 ## OUTPUT FORMAT
 JSON: {"action": "implement" | "skip" | "abort" | "milestone_done",

@@ -139,6 +139,9 @@ def test_a_two_milestone_project_completes(celery_worker, user, model, client):
         ("t1-a1", "done"),
         ("t2-a1", "done"),
     ]
+    # A project's task is a change, whatever R1 made of its words.
+    asks = [r.load_state().spec.asks for r in runs]
+    assert [(q.answer, q.effect) for q in asks] == [("effect", "change")] * 2
     assert commits(project) == [
         "artoo: project start",
         "t1: Write proj-1.txt",

@@ -3,7 +3,14 @@ reading of a request's words when R1 gave none."""
 
 import pytest
 
-from roles.claims.question import Question, question_for, read_question
+from roles.claims.answer_rules import unmade_effect
+from roles.claims.evidence import ToolCall
+from roles.claims.question import (
+    Question,
+    change_asked,
+    question_for,
+    read_question,
+)
 from roles.perceiver import PerceiverReply
 
 
@@ -142,3 +149,19 @@ def test_what_a_count_counts_is_the_words_where_they_plainly_ask_how_many():
     assert (
         question_for(asks, "Combien d'adresses IP différentes ?").count_of == "distinct"
     )
+
+
+def test_a_request_that_needs_a_change_is_refused_when_every_call_only_read():
+    # A project's task: R1 called it free text, or gave no Question at all.
+    for asks in (Question(answer="text", subject="the --json flag"), None):
+        needed = change_asked(asks)
+        assert (needed.answer, needed.effect) == ("effect", "change")
+        read = ToolCall("shell", {"command": "grep -c '' greet.py"})
+        assert "only read" in unmade_effect(needed, [read])
+        edit = ToolCall("apply_edit", {"path": "greet.py", "old": "a", "new": "b"})
+        assert unmade_effect(needed, [read, edit]) == ""
+    # R1's own effect stands, with the paths it names.
+    written = Question(answer="effect", effect="write", paths=["/srv/out.txt"])
+    assert change_asked(written) == written
+    again = question_for(change_asked(None), "Add a --json flag to greet.py")
+    assert (again.answer, again.effect) == ("effect", "change")
