@@ -18,9 +18,10 @@ checks, automatic gc and maintenance off; no submodule recursion; external
 diff drivers and text conversion off where a diff is shown; and every filter
 driver the repository's config defines (``filter.<name>.clean``, ``smudge``,
 ``process``) overridden with none before the command reads a file. ``.git``
-must be a directory of its own (a ``gitdir:`` file or a symlink could point
-git at any repository of the host), and git runs with the rights of the
-directory's owner, never more: a worker running as root drops to that user.
+must be a directory of its own, holding no symlink and no ``commondir`` (a
+``gitdir:`` file or a link could have git read and write anywhere on the
+host), and git runs with the rights of the directory's owner, never more: a
+worker running as root drops to that user.
 """
 
 from __future__ import annotations
@@ -134,9 +135,29 @@ def _git(directory: Path, args: tuple[str, ...]) -> tuple[list[str], dict]:
             f"{directory} is not a repository of its own: its .git is missing, "
             "a symlink or a gitdir file."
         )
+    _check_self_contained(dot_git)
     command += [f"--git-dir={dot_git}", f"--work-tree={directory}"]
     options["env"].update(_no_filters(command, options))
     return [*command, *args], options
+
+
+def _check_self_contained(dot_git: Path) -> None:
+    """Refuse a git directory that leads elsewhere: a symlink inside it (git
+    appends to ``logs/HEAD``, writes under ``objects/``) or a ``commondir``
+    (another repository's objects, refs and config) would have git read and
+    write outside the project's directory."""
+    if (dot_git / "commondir").exists():
+        raise DirectoryError(f"{dot_git} shares another repository (commondir).")
+    pending = [str(dot_git)]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    raise DirectoryError(
+                        f"{entry.path} is a symlink: a project's .git holds none."
+                    )
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
 
 
 def _no_filters(command: list[str], options: dict) -> dict[str, str]:

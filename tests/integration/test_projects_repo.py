@@ -344,6 +344,21 @@ def test_a_git_that_points_elsewhere_is_refused(roots):
             projectrepo.discard(repo, "t1-a1", "discarded")
     assert projectrepo.head(other) == before
     assert projectrepo.changed_files(other) == []
+    # A link inside .git: git would append its reflog to the file it names.
+    outside = roots / "outside.txt"
+    outside.write_text("root's\n")
+    logs = other / ".git" / "logs" / "HEAD"
+    logs.unlink()
+    logs.symlink_to(outside)
+    (other / "new.txt").write_text("new\n")
+    with pytest.raises(projectrepo.DirectoryError, match="is a symlink"):
+        projectrepo.commit(other, "t1: through the link")
+    logs.unlink()
+    (other / ".git" / "commondir").write_text(f"{gitfile}\n")
+    with pytest.raises(projectrepo.DirectoryError, match="commondir"):
+        projectrepo.commit(other, "t1: into another repository")
+    (other / ".git" / "commondir").unlink()
+    assert outside.read_text() == "root's\n" and projectrepo.head(other) == before
 
 
 @pytest.fixture
