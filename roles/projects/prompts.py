@@ -259,7 +259,8 @@ def task_input(dispatch: DispatchTask) -> str:
     """Return the input of a task's Run: its description and plan (the PRP)."""
     text = (
         f"{dispatch.description}\n\n"
-        f"Work in the current directory (a project's repository). "
-        f"Plan:\n{dispatch.implementation_plan}"
+        "Work in the current directory (a project's repository): change its "
+        "files with the file tools (read_file_lines, apply_edit, create_file), "
+        f"not an editor. Plan:\n{dispatch.implementation_plan}"
     )
     return text[:TASK_INPUT_CHARS]

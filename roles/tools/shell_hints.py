@@ -117,9 +117,16 @@ def with_hint(
         )
     if missing:
         names = ", ".join(missing)
+        # An editor or any other program a person would change a file with:
+        # the model's own file tool does it without a terminal.
+        edit = (
+            "; change a file with the apply_edit tool"
+            if "apply_edit" in (tools or {})
+            else ""
+        )
         return (
             f"{result.rstrip()}\n[{names} is not installed here: do the same with "
-            "standard tools (awk, sed, cut, sort, wc, grep) or python3]"
+            f"standard tools (awk, sed, cut, sort, wc, grep) or python3{edit}]"
         )
     broken = _SYNTAX.search(text) if code else None
     if broken:

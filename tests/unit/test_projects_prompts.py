@@ -70,3 +70,4 @@ def test_a_tasks_run_input_is_its_description_and_plan():
     )
     text = task_input(dispatch)
     assert text.startswith("Colony model") and "Create colony.py" in text
+    assert "with the file tools (read_file_lines, apply_edit, create_file)" in text

@@ -294,8 +294,11 @@ def test_a_command_that_is_not_installed_is_answered_with_what_to_use(tmp_path):
     assert said.startswith("[exit code 127]\n")
     assert said.endswith(
         "[xsv is not installed here: do the same with standard tools (awk, sed, "
-        "cut, sort, wc, grep) or python3]"
+        "cut, sort, wc, grep) or python3; change a file with the apply_edit tool]"
     )
+    # Without the file tool offered, it is not named.
+    bare = with_hint("[exit code 127]\nbash: line 1: nano: command not found\n")
+    assert bare.endswith("or python3]")
     plain = Toolbox(tmp_path).call("shell", {"command": "echo 'x: command not found'"})
     assert plain == "[exit code 0]\nx: command not found\n"
 
