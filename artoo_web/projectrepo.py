@@ -357,8 +357,13 @@ def export(path: Path, commit_hash: str, dest: Path) -> None:
             f"commit {commit_hash[:12]} is {len(done.stdout):,} bytes as an "
             f"archive; at most {EXPORT_BYTES:,} are exported"
         )
-    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
-        archive.extractall(dest, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
+            archive.extractall(dest, filter="data")
+    except tarfile.TarError as error:  # a link out of ``dest``, a bad member
+        raise DirectoryError(
+            f"commit {commit_hash[:12]} not exported: {error}"
+        ) from None
 
 
 @dataclass(frozen=True)

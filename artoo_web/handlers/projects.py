@@ -185,10 +185,10 @@ def present(project: Project) -> set[str]:
     """Return the repository's files and directories, relative to it."""
     root = Path(project.directory)
     names = set()
-    for path in root.rglob("*"):
-        parts = path.relative_to(root).parts
-        if ".git" not in parts:
-            names.add("/".join(parts))
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        here = Path(top).relative_to(root)
+        names.update(str(here / name) for name in [*dirs, *files])
     return names
 
 

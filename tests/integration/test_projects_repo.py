@@ -317,6 +317,13 @@ def test_git_runs_no_program_the_repository_names(roots, tmp_path):
     export.mkdir()
     projectrepo.export(repo, done, export)
     assert (export / "b.md").read_text() == "b\n"
+    # A commit holding a link out of the export is refused, nothing written.
+    (repo / "out").symlink_to(tmp_path / "elsewhere")
+    linked = projectrepo.commit(repo, "t3: a link out")
+    elsewhere_too = tmp_path / "export2"
+    elsewhere_too.mkdir()
+    with pytest.raises(projectrepo.DirectoryError, match="not exported"):
+        projectrepo.export(repo, linked, elsewhere_too)
     assert not marker.exists()
     assert "secret.txt" not in projectrepo.tracked(repo, done)
     # The same repository runs them under git's own defaults: the test is live.
