@@ -35,9 +35,10 @@ class Row:
 
     task: str
     kind: str
-    suite: str = "tuning"  # or "practice", "held-out", "held-out-b", ONE_ACCOUNT,
-    # PROJECTS: then ``directive`` is the project's status, ``rounds`` its task
-    # runs, ``tokens`` all of its tokens and ``false_accept`` a false done.
+    suite: str = "tuning"  # or "practice", "held-out", "held-out-b", "held-out-c",
+    # ONE_ACCOUNT, PROJECTS: then ``directive`` is the project's status,
+    # ``rounds`` its task runs, ``tokens`` all of its tokens and ``false_accept``
+    # a false done.
     run_id: str = ""
     solved: bool = False
     false_accept: bool = False

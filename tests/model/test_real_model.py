@@ -23,6 +23,7 @@ from devtools.apiclient import Api, Db, create_user
 from devtools.driver import drive
 from devtools.heldout import HELDOUT
 from devtools.heldout_b import HELDOUT_B
+from devtools.heldout_c import HELDOUT_C
 from devtools.practice import PRACTICE
 from devtools.tasks import (
     TASKS,
@@ -42,6 +43,7 @@ SUITES = (
     + [("practice", t) for t in PRACTICE]
     + [("held-out", t) for t in HELDOUT]
     + [("held-out-b", t) for t in HELDOUT_B]
+    + [("held-out-c", t) for t in HELDOUT_C]
     # Last, and in TASKS' order: each task's memory is there for the next one.
     + [(ONE_ACCOUNT, t) for t in TASKS]
 )
