@@ -28,6 +28,7 @@ __all__ = [
     "counts_every_line",
     "is_inverted",
     "listing_depth",
+    "lists_every_entry",
     "lists_names",
     "looks_for",
     "runs",
@@ -57,6 +58,18 @@ DATAMASH = {"sum": "sum", "mean": "average", "count": "lines"}
 DATAMASH |= {"countunique": "distinct"}
 # A file's size in a format: stat's and find -printf's directives for bytes,
 # blocks and kilobytes.
+# find's tests of what kind an entry is and how deep it lies, and its
+# actions: none of them tests what an entry holds or how it is named.
+FIND_STRUCTURE = frozenset(
+    "-type -xtype -maxdepth -mindepth -depth -d -follow -xdev -mount -noleaf "
+    "-print -print0 -printf -fprint -ls -fls -L -H -P".split()
+)
+# Stages that pass every line of a listing on, reshaped or in another order.
+RESHAPERS = frozenset("sort cat tac column nl tr basename cut paste".split())
+# A filter of a listing that tests only a line's first character, or a
+# trailing slash: an entry's type in a long listing (``ls -l``'s ``d``, ``-``, ``l``)
+# or in ``ls -p``, never what the entry holds.
+TYPE_PATTERN = re.compile(r"\^(?:\\?.|\[[^\]]+\])|/\$|\\/\$")
 SIZE_DIRECTIVE = re.compile(r"%[-+ #0-9.]*[sbk]")
 _SED_ADDRESS = re.compile(r"(?:^|[;\s{])/((?:\\.|[^/\\\n])+)/")
 
@@ -195,6 +208,62 @@ def lists_names(program: Program) -> bool:
         names = ("-l", "-L", "--files-with-matches", "--files-without-match", "--files")
         return program.flag(*names) is not None
     return program.name == "git" and program.operands[:1] == ("ls-files",)
+
+
+def lists_every_entry(command: Command) -> bool:
+    """Return True when ``command`` lists every entry of directories, or
+    every line of files, and tests nothing of them but an entry's kind and
+    depth: ``ls DIR``, ``ls -l DIR | grep -v '^d'``, ``find DIR -maxdepth 1
+    -type f``, ``cut -d: -f1 FILE``, each maybe sorted. A name pattern (``ls
+    *.py``, ``find -name``), a test of size, time or content (``find -empty``,
+    ``grep``), a condition in awk, a loop or an interpreter all test
+    something, and so does any program not known here."""
+    pipelines = [
+        p
+        for p in command.pipelines
+        if not all(x.name in ("cd", "pwd") for x in p.programs)
+    ]
+    return bool(pipelines) and not command.error and all(map(_lists_all, pipelines))
+
+
+def _lists_all(pipeline: Pipeline) -> bool:
+    first, *rest = pipeline.programs
+    if first.via:
+        return False
+    if _untested_listing(first):
+        typed = first.name == "ls"
+    elif (first.name in RESHAPERS or _prints_every_line(first)) and first.operands:
+        typed = False
+    else:
+        return False
+    return all(
+        p.name in RESHAPERS or _prints_every_line(p) or (typed and _tests_type(p))
+        for p in rest
+    )
+
+
+def _untested_listing(program: Program) -> bool:
+    if program.name == "ls":
+        return not any(set("*?[") & set(o) for o in program.operands)
+    if program.name == "find":
+        return all(f in FIND_STRUCTURE for f in program.flags)
+    return program.name == "tree"
+
+
+def _prints_every_line(program: Program) -> bool:
+    """True for an awk that prints fields of every line, testing none."""
+    if program.name not in AWKS:
+        return False
+    code = _awk_code(program)
+    return bool(code) and not awk_role(code) and not awk_tests_a_field(code)
+
+
+def _tests_type(program: Program) -> bool:
+    """True for a grep over a long listing that tests an entry's type only."""
+    if program.name not in GREPS or program.flag("-l", "-L", "-c", "-r") is not None:
+        return False
+    patterns = search_patterns(program)
+    return bool(patterns) and all(TYPE_PATTERN.fullmatch(p) for p in patterns)
 
 
 def listing_depth(pipeline: Pipeline) -> str:

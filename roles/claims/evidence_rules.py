@@ -16,7 +16,13 @@ the question and what the attempt read make it plain::
 
 from __future__ import annotations
 
+import posixpath
+import re
+
+from roles.claims.answer_values import NAME, body, successful
 from roles.claims.columns import column_count_command, column_extreme_command
+from roles.claims.command import parse_command
+from roles.claims.command_queries import lists_every_entry
 from roles.claims.computed import (
     column_total_command,
     computed,
@@ -49,10 +55,11 @@ from roles.claims.count_rules import (
     totals,
 )
 from roles.claims.engine import Case, Finding, Rule, decide
-from roles.claims.evidence import shows_data
+from roles.claims.evidence import ToolCall, shows_data
 from roles.claims.facts import appears, unshown_facts
 from roles.claims.field_values import field_value
 from roles.claims.question import Question, question_for
+from roles.claims.question_words import restricting_words
 from roles.claims.script_runs import unrun_script
 from roles.contracts import ExecutionResult
 from roles.tools import head_tail
@@ -231,6 +238,92 @@ def read_not_computed(case: Case) -> str:
     )
 
 
+# A long listing's first line ("total 36"), and the glob tool's last one when
+# it cut the list short: neither is an entry.
+NOT_AN_ENTRY = re.compile(r"total \d+|\[… .*\]")
+_ABSOLUTE = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?")
+
+
+def every_entry_named(case: Case) -> str:
+    """Some entries asked for by what they are, and every entry a listing
+    showed named: the answer selected nothing.
+
+    The request restricts which entries it asks for (``restricting_words`` of
+    R1's subject, or of its words when R1 stated none), and the names the
+    answer states are every entry of a listing (``lists_every_entry``: it
+    tested nothing of them but their kind) of two entries or more. It stands
+    when a call that tests something printed every name it states too: the
+    restriction may hold for every entry, and such a call shows it."""
+    if not case.asks("names", "name"):
+        return ""
+    subject = case.question.subject if case.question.source == "model" else ""
+    restricting = restricting_words(subject or case.request)
+    calls = successful(case.calls)
+    names = _stated_names(case.claim, calls, case.request)
+    if not (restricting and len(names) > 1):
+        return ""
+    listing = next((c for c in calls if _lists_every_name(c, names)), None)
+    tested = [c for c in calls if not _is_listing(c)]
+    if listing is None or any(_shows_all(c, names) for c in tested):
+        return ""
+    listed = _entries(listing)
+    return (
+        f"the answer names every one of the {len(listed)} entries "
+        f"`{_command_of(listing)}` listed, and the request asks only for some "
+        f"of them ({' '.join(restricting)}): that listing tests nothing of "
+        "what the request asks of each entry; run a command that tests it "
+        "for each entry and prints only those that pass (find with a test, "
+        "grep, awk with a condition, a loop with test) and answer with the "
+        f"names it prints; {NO_EVIDENCE}"
+    )
+
+
+def _stated_names(claim: str, calls: list[ToolCall], request: str) -> set[str]:
+    """Return the names ``claim`` states that a call printed (a path stands
+    as its last part), lowercased, not counting the words of the request."""
+    text = _ABSOLUTE.sub(lambda m: " " + posixpath.basename(m[0].rstrip("/")), claim)
+    asked = {w.lower() for w in NAME.findall(request)}
+    outputs = "\n".join(body(c) for c in calls).lower()
+    return {
+        w.lower()
+        for w in NAME.findall(text)
+        if len(w) > 1 and w.lower() not in asked and appears(w.lower(), outputs)
+    }
+
+
+def _is_listing(call: ToolCall) -> bool:
+    if call.tool == "glob":
+        pattern = str(call.args.get("pattern") or "")
+        return set(posixpath.basename(pattern)) <= {"*"}
+    command = call.args.get("command") if call.tool == "shell" else None
+    return isinstance(command, str) and lists_every_entry(parse_command(command))
+
+
+def _entries(call: ToolCall) -> list[str]:
+    lines = (line.strip() for line in body(call).splitlines())
+    return [line for line in lines if line and not NOT_AN_ENTRY.fullmatch(line)]
+
+
+def _lists_every_name(call: ToolCall, names: set[str]) -> bool:
+    """True when ``call`` is a listing of two entries or more, each named."""
+    entries = _entries(call) if _is_listing(call) else []
+    return len(entries) > 1 and all(
+        any(appears(n, entry.lower()) for n in names) for entry in entries
+    )
+
+
+def _shows_all(call: ToolCall, names: set[str]) -> bool:
+    shown = body(call).lower()
+    return all(appears(n, shown) for n in names)
+
+
+def _command_of(call: ToolCall) -> str:
+    command = call.args.get("command") if call.tool == "shell" else None
+    if isinstance(command, str):
+        return _quote(" ".join(command.split()))
+    return f"{call.tool} {call.args.get('pattern', '')}".strip()
+
+
 def _compute(case: Case) -> str:
     """Return how to compute the stated value: the command itself when the
     request (or the subtask's intent) and what the attempt read make it plain."""
@@ -265,6 +358,7 @@ def _quote(text: str) -> str:
 EVIDENCE_RULES: tuple[Rule, ...] = (
     Rule("script-not-run", script_not_run),
     Rule("unshown-fact", unshown),
+    Rule("every-entry-named", every_entry_named),
     Rule("test-not-shown", test_not_shown),
     Rule("unshown-extreme", unshown_extreme),
     Rule("zero-sum", zero_sum),

@@ -203,3 +203,66 @@ def stated_conditions(request: str) -> list[str]:
         for m in _CONDITIONS.finditer(request or "")
     ]
     return list(dict.fromkeys(found))
+
+
+# The words of a request for names that say what is asked and where, not which
+# of the entries there: function words, question and list verbs, words that
+# put an entry in a place, quantifiers that take every entry, politeness.
+NOT_RESTRICTING = frozenset(
+    """a an the this that these those my our your their its some any all every
+    each both of in inside within under at on from into across throughout below
+    beneath and or is are was were be been being do does did have has had there
+    here exist exists present appear appears occur occurs found located stored
+    kept contain contains containing hold holds mention mentions mentioned
+    which what who whose where when how list show give tell find name names
+    print display get return enumerate identify report see check look please
+    could can would will you me i we us just kindly quickly hey hi thanks thank
+    let know want need like everything anything entire whole contents content
+    listing entries entry items item things thing""".split()
+)
+# Nouns for any entry of a directory: "files and directories" restricts nothing.
+ENTRY_NOUNS = frozenset(
+    """file files directory directories folder folders dir dirs subdirectory
+    subdirectories subfolder subfolders""".split()
+)
+PLACES = frozenset("in inside within under at from".split())
+DETERMINERS = frozenset("a an the this that these those my our your their its".split())
+_RESTRICT_WORD = re.compile(r"[^\W\d_][\w'-]*")
+_NAMED_FILE = re.compile(r"(?<![\w.~])(?:/[^\s'\"`,;()<>|]+|[\w-]+\.[A-Za-z]\w{0,7}\b)")
+
+
+def restricting_words(text: str) -> list[str]:
+    """Return the words of a request for names that restrict which entries it
+    asks for (``["empty", "files"]`` in "List the empty files in /srv/data"),
+    else [] ("What files are in /srv/data?": every entry).
+
+    What remains of ``text`` without the paths and file names it states and
+    the words that say what is asked and where (``NOT_RESTRICTING``, and the
+    place a preposition names: "in the data directory") restricts when it is
+    two words or more, other than nouns for any directory entry: one word
+    alone is the kind of entry asked for ("users")."""
+    words = _RESTRICT_WORD.findall(_NAMED_FILE.sub(" ", text or ""))
+    left = [w for w in _without_places(words) if w.lower() not in NOT_RESTRICTING]
+    if len(left) < 2 or all(w.lower() in ENTRY_NOUNS for w in left):
+        return []
+    return left
+
+
+def _without_places(words: list[str]) -> list[str]:
+    """Return ``words`` without the places a preposition names: the word after
+    "in" (past a determiner) and the entry nouns right after it ("in the data
+    directory")."""
+    kept: list[str] = []
+    state = ""  # "at": after a preposition; "named": after the place's word
+    for word in words:
+        low = word.lower()
+        if low in PLACES:
+            state = "at"
+        elif state == "at" and low in DETERMINERS:
+            continue
+        elif state == "at" or (state == "named" and low in ENTRY_NOUNS):
+            state = "named"
+        else:
+            state = ""
+            kept.append(word)
+    return kept
