@@ -241,7 +241,8 @@ def restricting_words(text: str) -> list[str]:
     place a preposition names: "in the data directory") restricts when it is
     two words or more, other than nouns for any directory entry: one word
     alone is the kind of entry asked for ("users")."""
-    words = _RESTRICT_WORD.findall(_NAMED_FILE.sub(" ", text or ""))
+    # A path or file name stands as "there": a place, and no restriction.
+    words = _RESTRICT_WORD.findall(_NAMED_FILE.sub(" there ", text or ""))
     left = [w for w in _without_places(words) if w.lower() not in NOT_RESTRICTING]
     if len(left) < 2 or all(w.lower() in ENTRY_NOUNS for w in left):
         return []
