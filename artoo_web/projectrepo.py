@@ -29,6 +29,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import subprocess
 import tarfile
 import threading
@@ -40,6 +41,7 @@ from django.conf import settings
 
 from artoo_web import runtime
 from roles.tools import access
+from roles.tools.beneath import NotBeneath, Root, as_owner
 
 GIT_TIMEOUT_S = 30
 GIT_OPTIONS = (
@@ -277,7 +279,7 @@ def prepare(path: Path) -> None:
     A repository with uncommitted changes is refused: its changes would be
     taken for the first task's work.
     """
-    path.mkdir(parents=True, exist_ok=True)
+    _make_directory(path)
     if (path / ".git").exists():
         if changed_files(path, include_deleted=True):
             raise DirectoryError(
@@ -287,6 +289,41 @@ def prepare(path: Path) -> None:
     git(path, "init", "-q")
     git(path, "add", "-A")
     git(path, "commit", "-q", "--allow-empty", "-m", "artoo: project start")
+
+
+def _make_directory(path: Path) -> None:
+    """Create ``path`` and its missing parents.
+
+    Under an allowed path, each directory is made beneath that path's fd,
+    never through a symlink (a directory swapped for a link since the path
+    was checked is refused, and nothing is made where it points), as the owner
+    of the directory it is made in. Elsewhere, the path is artoo's own area.
+    """
+    roots = [Path(r) for r in settings.ARTOO_ALLOWED_PATHS]
+    held = [r for r in roots if path.is_relative_to(r)]
+    if not held:
+        path.mkdir(parents=True, exist_ok=True)
+        return
+    base = max(held, key=lambda r: len(r.parts))
+    parts = path.relative_to(base).parts
+    try:
+        with Root(base) as root:
+            for depth in range(1, len(parts) + 1):
+                rel = "/".join(parts[:depth])
+                found = root.lstat(rel)
+                if found is None:
+                    parent = root.lstat("/".join(parts[: depth - 1]))
+                    with as_owner(parent.st_uid, parent.st_gid):
+                        root.mkdir(rel, 0o755)
+                elif stat.S_ISLNK(found.st_mode):
+                    raise NotBeneath(0, f"{base / rel} is a symlink")
+                elif not stat.S_ISDIR(found.st_mode):
+                    raise DirectoryError(f"{base / rel} is not a directory.")
+    except NotBeneath as error:
+        raise DirectoryError(
+            f"{path} is not reached from {base} without a symlink "
+            f"({error.strerror or error}); choose a directory that is."
+        ) from None
 
 
 def changed_files(path: Path, *, include_deleted: bool = False) -> list[str]:

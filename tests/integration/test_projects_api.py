@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -106,16 +109,28 @@ def test_a_path_escaping_the_allowed_root_is_refused(client, auth, roots):
     assert "outside the allowed paths" in response.json()["error"]
 
 
+@pytest.fixture
+def open_roots(settings):
+    """An allowed path every user can reach (pytest's own temporary
+    directories are root's alone, and git runs as a directory's owner)."""
+    top = Path(tempfile.mkdtemp(prefix="artoo-roots-", dir="/var/tmp"))
+    top.chmod(0o755)
+    settings.ARTOO_ALLOWED_PATHS = [top]
+    yield top
+    shutil.rmtree(top)
+
+
 @pytest.mark.skipif(
     os.geteuid() != 0, reason="a rootless sandbox is its worker's own uid"
 )
 def test_a_directory_the_sandboxs_user_may_not_enter_is_refused(
-    client, auth, roots, settings
+    client, auth, open_roots, settings
 ):
+    roots = open_roots
     closed = roots / "closed"
     closed.mkdir(mode=0o700)
     # A third user's: commands act as the allowed path's owner (root) there,
-    # whose own 0700 directory they would enter.
+    # whose own 0700 directory they would enter. "app" is made by its owner.
     os.chown(closed, 1000, 1000)
     settings.ARTOO_SANDBOX_UID = 65534
     response = create(client, auth, request="ok", directory=str(closed / "app"))
@@ -126,6 +141,7 @@ def test_a_directory_the_sandboxs_user_may_not_enter_is_refused(
     closed.chmod(0o755)
     response = create(client, auth, request="ok", directory=str(closed / "app"))
     assert response.status_code == 201, response.content
+    assert (closed / "app").stat().st_uid == 1000
     settings.ARTOO_SANDBOX = "off"
     shut = roots / "shut"
     shut.mkdir(mode=0o700)

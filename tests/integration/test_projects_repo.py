@@ -394,3 +394,31 @@ def test_git_runs_with_the_rights_of_the_directory_s_owner(nobodys, settings):
     (nobodys / "root-only.txt").chmod(0o600)
     with pytest.raises(projectrepo.DirectoryError, match="Permission denied"):
         projectrepo.commit(nobodys, "t1: take root's file")
+
+
+def test_a_directory_swapped_for_a_link_after_its_check_makes_nothing_elsewhere(
+    roots, tmp_path
+):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    checked = projectrepo.allowed_directory(str(roots / "team" / "new"))
+    # Between the check and the making, "team" becomes a link out of the paths.
+    (roots / "team").symlink_to(outside)
+    with pytest.raises(projectrepo.DirectoryError, match="without a symlink"):
+        projectrepo.prepare(checked)
+    assert list(outside.iterdir()) == []
+    # The last part a link, too.
+    (roots / "last").symlink_to(outside)
+    with pytest.raises(projectrepo.DirectoryError, match="without a symlink"):
+        projectrepo.prepare(roots / "last")
+    assert list(outside.iterdir()) == []
+
+
+def test_missing_directories_are_made_by_the_owner_of_where_they_are_made(
+    nobodys, settings
+):
+    settings.ARTOO_ALLOWED_PATHS = [nobodys.parent]
+    deep = nobodys / "a" / "b"
+    projectrepo.prepare(deep)
+    assert {(nobodys / "a").stat().st_uid, deep.stat().st_uid} == {65534}
+    assert (deep / ".git").is_dir()
