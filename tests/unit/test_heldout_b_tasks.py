@@ -22,16 +22,6 @@ BY_NAME = {t.name: t for t in HELDOUT_B}
 OLDEST = 'drafts/"$(ls -tr drafts | head -1)"'
 
 
-@pytest.fixture
-def prepared(tmp_path):
-    def make(name: str) -> Path:
-        task_dir = tmp_path / name
-        prepare_dir(BY_NAME[name], task_dir)
-        return task_dir
-
-    return make
-
-
 def verify(name: str, task_dir: Path, text: str) -> bool:
     return BY_NAME[name].verify(task_dir, text).ok
 

@@ -43,16 +43,6 @@ LISTINGS = {
 }
 
 
-@pytest.fixture
-def prepared(tmp_path):
-    def make(name: str) -> Path:
-        task_dir = tmp_path / name
-        prepare_dir(BY_NAME[name], task_dir)
-        return task_dir
-
-    return make
-
-
 def names(command: str, task_dir: Path) -> set[str]:
     return set(sh(command, task_dir).split())
 

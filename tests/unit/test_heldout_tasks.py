@@ -25,16 +25,6 @@ def sh(command: str, cwd: Path) -> str:
     ).stdout.strip()
 
 
-@pytest.fixture
-def prepared(tmp_path):
-    def make(name: str) -> Path:
-        task_dir = tmp_path / name
-        prepare_dir(BY_NAME[name], task_dir)
-        return task_dir
-
-    return make
-
-
 def test_the_held_out_set_is_new_tasks_of_new_kinds():
     assert len(HELDOUT) >= 10
     assert not {t.name for t in HELDOUT} & {t.name for t in TASKS}

@@ -24,16 +24,6 @@ def sh(command: str, cwd: Path) -> str:
     ).stdout.strip()
 
 
-@pytest.fixture
-def prepared(tmp_path):
-    def make(name: str) -> Path:
-        task_dir = tmp_path / name
-        prepare_dir(BY_NAME[name], task_dir)
-        return task_dir
-
-    return make
-
-
 def test_the_practice_set_shares_no_task_with_the_others():
     others = [*TASKS, *HELDOUT]
     assert not {t.name for t in PRACTICE} & {t.name for t in others}
