@@ -64,6 +64,8 @@ FIND_STRUCTURE = frozenset(
     "-type -xtype -maxdepth -mindepth -depth -d -follow -xdev -mount -noleaf "
     "-print -print0 -printf -fprint -ls -fls -L -H -P".split()
 )
+# Programs that print a line on each file they are given, testing none.
+REPORTERS = frozenset("wc du stat file md5sum sha1sum sha256sum cksum".split())
 # Stages that pass every line of a listing on, reshaped or in another order.
 RESHAPERS = frozenset("sort cat tac column nl tr basename cut paste".split())
 # A filter of a listing that tests only a line's first character, or a
@@ -243,11 +245,32 @@ def _lists_all(pipeline: Pipeline) -> bool:
 
 
 def _untested_listing(program: Program) -> bool:
+    """True for ``ls``, ``find`` or ``tree`` testing no name, or a program
+    that reports on each file it is given (``wc``, ``du``, ``stat``) given
+    every entry of directories (``DIR/*``)."""
     if program.name == "ls":
-        return not any(set("*?[") & set(o) for o in program.operands)
+        return all(_every_entry(o) for o in program.operands)
     if program.name == "find":
         return all(f in FIND_STRUCTURE for f in program.flags)
+    if program.name in REPORTERS:
+        # Its files are globs of every entry (a format, "%s %n", is no file).
+        files = [o for o in program.operands if set("/*?[") & set(o)]
+        globbed = [o for o in files if set("*?[") & set(o)]
+        return (
+            bool(globbed)
+            and len(globbed) == len(files)
+            and all(map(_every_entry, globbed))
+        )
     return program.name == "tree"
+
+
+def _every_entry(operand: str) -> bool:
+    """True for an operand that names every entry of a directory: the
+    directory itself, or a glob whose last part is ``*``."""
+    if not set("*?[") & set(operand):
+        return True
+    head, _, last = operand.rstrip("/").rpartition("/")
+    return last == "*" and not set("*?[") & set(head)
 
 
 def _prints_every_line(program: Program) -> bool:

@@ -238,9 +238,9 @@ def read_not_computed(case: Case) -> str:
     )
 
 
-# A long listing's first line ("total 36"), and the glob tool's last one when
-# it cut the list short: neither is an entry.
-NOT_AN_ENTRY = re.compile(r"total \d+|\[… .*\]")
+# A long listing's first line ("total 36"), wc's and du's last ("812 total"),
+# and the glob tool's last one when it cut the list short: none is an entry.
+NOT_AN_ENTRY = re.compile(r"total \d+|\d+\s+total|\[… .*\]")
 _ABSOLUTE = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?")
 
 

@@ -71,6 +71,11 @@ def test_a_request_restricts_its_entries_when_it_says_more_than_their_kind(
         ("ls -l /srv/logs | grep '^-'", True),
         ("find /srv/logs -maxdepth 1 -type f | sort", True),
         ("cut -d: -f1 /etc/passwd", True),
+        ("ls /srv/logs/*", True),
+        ("wc -c /srv/logs/*", True),
+        ("stat -c '%s %n' /srv/logs/* | sort -n", True),
+        ("wc -l /srv/logs/*.log", False),
+        ("wc -l /srv/logs/app.log", False),
         ("find /srv/logs -type f -size 0", False),
         ("find /srv/logs -newer /srv/stamp", False),
         ("ls /srv/logs/*.gz", False),
@@ -91,6 +96,13 @@ def test_every_listed_entry_for_some_of_them_is_refused_naming_the_listing():
         finding = _finding(request, EVERY, _shell(command, output))
         assert finding is not None and finding.rule == "every-entry-named"
         assert f"`{command}`" in finding.reason and "4 entries" in finding.reason
+
+
+def test_sizes_of_every_file_are_a_listing_too():
+    sizes = "\n".join(f"{size} /srv/logs/{name}" for name, size in SIZES.items())
+    listed = _shell("wc -c /srv/logs/*", sizes + "\n3520 total")
+    finding = _finding("Which logs in /srv/logs are empty?", EVERY, listed)
+    assert finding is not None and "4 entries" in finding.reason
 
 
 def test_the_entries_a_test_selected_are_not_refused():
