@@ -67,6 +67,7 @@ from roles.tools import head_tail
 __all__ = [
     "COMPUTE",
     "EVIDENCE_RULES",
+    "NOT_AN_ENTRY",
     "NO_EVIDENCE",
     "evidence_finding",
     "invented_facts",

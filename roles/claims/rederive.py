@@ -31,9 +31,12 @@ on "how many lines does FILE have?": the correction sent the executor from
 executor read the data and said which), is not confirmed by an unconfirmed
 second derivation: it fails as under ``strict`` (measured with a 1.5B
 executor: "requests>=2.31" read as an exact pin, and the second try answered
-a number). ``strict`` fails every kind instead, as an environmental
-failure (nothing refuted the approach, so GGS blocks none of its tools), with a
-correction asking for a command that computes what is asked.
+a number). Nor are names the executor picked out of an output that printed
+others too (``Derivation.read_off``: no call printed only them), which are its
+reading as much as a yes or no is. ``strict`` fails every kind instead, as
+an environmental failure (nothing refuted the approach, so GGS blocks none of
+its tools), with a correction asking for a command that computes what is
+asked.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from roles.claims.evidence import (
     ToolCall,
     first_target,
 )
-from roles.claims.evidence_rules import invented_facts
+from roles.claims.evidence_rules import NOT_AN_ENTRY, invented_facts
 from roles.claims.facts import appears, output_text
 from roles.claims.question import Question
 from roles.contracts import CriterionVerdict, ExecutionResult, SubTask
@@ -109,6 +112,9 @@ class Derivation:
     command: str  # the call behind it, as a reader says it
     programs: tuple[str, ...]  # its tool classes (roles.toolclass)
     target: str = ""  # its exact target (the command line), blocked the next time
+    # Names the executor picked out of an output that printed others too:
+    # its reading, like a yes or no, not a value a tool printed.
+    read_off: bool = False
 
 
 def first_derivation(
@@ -138,7 +144,12 @@ def first_derivation(
         return None
     (programs,) = means
     last = showing[-1]
-    return Derivation(kind, value, _said(last), programs, first_target(last.args))
+    read_off = kind in ("name", "names") and not any(
+        _prints_only(value, c) for c in showing
+    )
+    return Derivation(
+        kind, value, _said(last), programs, first_target(last.args), read_off
+    )
 
 
 def second_subtask(
@@ -196,8 +207,10 @@ def agreement(
     ``command_counts``'s kinds; any, when empty)."""
     verdict = _compared(first, second, asked, refused, computes)
     # A yes or no is no value a tool printed: it is the executor's reading of
-    # what it read. Unconfirmed, nothing but that reading stands behind it.
-    if verdict.rule == UNCONFIRMED and not strict and first.kind != "yes_no":
+    # what it read, and so are names picked out of an output that printed
+    # others too. Unconfirmed, nothing but that reading stands behind them.
+    read = first.kind == "yes_no" or first.read_off
+    if verdict.rule == UNCONFIRMED and not strict and not read:
         return verdict.model_copy(update={"verdict": "pass", "failure_class": None})
     return verdict
 
@@ -330,6 +343,16 @@ def _shows(kind: str, value: str, call: ToolCall) -> bool:
     if kind == "path":
         return appears(posixpath.basename(value.rstrip("/")), body(call))
     return appears(value, body(call))
+
+
+def _prints_only(value: str, call: ToolCall) -> bool:
+    """True when every line ``call`` printed holds one of the names of
+    ``value``: it printed the answer and nothing else (a listing's header or
+    total aside)."""
+    names = value.split(", ")
+    lines = [t.strip() for t in body(call).splitlines()]
+    lines = [t for t in lines if t and not NOT_AN_ENTRY.fullmatch(t)]
+    return bool(lines) and all(any(appears(n, t.lower()) for n in names) for t in lines)
 
 
 def _same(kind: str, first: str, second: str) -> bool:

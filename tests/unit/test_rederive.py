@@ -338,3 +338,25 @@ def test_a_yes_or_no_that_a_second_derivation_did_not_confirm_fails():
     assert agreement(count, result("I could not do it", status="failed")).verdict == (
         "pass"
     )
+
+
+def test_names_picked_out_of_a_longer_output_need_a_second_derivation():
+    names = Question(answer="names")
+    asked = "Which accounts in /d/passwd use zsh?"
+    passwd = "ann:x:1:1::/home/ann:/bin/zsh\nbob:x:2:2::/:/bin/sh\ncy:x:3:3::/:/bin/zsh"
+    read = result("ann and cy", ("cat /d/passwd", passwd))
+    picked = first_derivation(names, read, asked)
+    assert picked is not None and picked.read_off
+    nothing = ExecutionResult(subtask_id="s1", status="failed", output="")
+    verdict = agreement(picked, nothing, asked)
+    assert (verdict.verdict, verdict.rule) == ("fail", UNCONFIRMED)
+    # Printed alone by a command that selected them: a tool's value.
+    selected = result(
+        "ann and cy", ("awk -F: '$7 ~ /zsh/ {print $1}' /d/passwd", "ann\ncy")
+    )
+    printed = first_derivation(names, selected, asked)
+    assert printed is not None and not printed.read_off
+    assert agreement(printed, nothing, asked).verdict == "pass"
+    # Two derivations agreeing by other means confirm picked names too.
+    again = result("ann, cy", ("grep -E 'zsh$' /d/passwd | cut -d: -f1", "ann\ncy"))
+    assert agreement(picked, again, asked).verdict == "pass"
