@@ -23,10 +23,12 @@ from roles.claims.evidence import (
 )
 from roles.claims.facts import appears
 
-__all__ = ["NAME", "body", "claimed_value", "shown", "successful"]
+__all__ = ["ABSOLUTE", "NAME", "body", "claimed_value", "shown", "successful"]
 
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\w)")
 PATH = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?|(?<![\w/])[\w@+-]+\.[A-Za-z]\w{0,7}\b")
+# An absolute path as a claim writes it.
+ABSOLUTE = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?")
 NAME = re.compile(r"[\w@+-]*[A-Za-z][\w.@+-]*\w|[A-Za-z]")
 YES = frozenset({"yes", "true", "enabled", "on"})
 NO = frozenset({"no", "false", "disabled", "not", "off", "none"})
@@ -84,4 +86,4 @@ def shown(value: str, calls: Sequence[ToolCall]) -> bool:
 
 
 def _without_paths(text: str) -> str:
-    return re.sub(r"(?<![\w.])(?:/[\w.@+-]+)+/?", " ", text)
+    return ABSOLUTE.sub(" ", text)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from roles.claims.answer_values import NAME, body, successful
+from roles.claims.answer_values import ABSOLUTE, NAME, body, successful
 from roles.claims.columns import column_count_command, column_extreme_command
 from roles.claims.command import parse_command
 from roles.claims.command_queries import lists_every_entry
@@ -242,7 +242,6 @@ def read_not_computed(case: Case) -> str:
 # A long listing's first line ("total 36"), wc's and du's last ("812 total"),
 # and the glob tool's last one when it cut the list short: none is an entry.
 NOT_AN_ENTRY = re.compile(r"total \d+|\d+\s+total|\[… .*\]")
-_ABSOLUTE = re.compile(r"(?<![\w.])(?:/[\w.@+-]+)+/?")
 
 
 def every_entry_named(case: Case) -> str:
@@ -282,7 +281,7 @@ def every_entry_named(case: Case) -> str:
 def _stated_names(claim: str, calls: list[ToolCall], request: str) -> set[str]:
     """Return the names ``claim`` states that a call printed (a path stands
     as its last part), lowercased, not counting the words of the request."""
-    text = _ABSOLUTE.sub(lambda m: " " + posixpath.basename(m[0].rstrip("/")), claim)
+    text = ABSOLUTE.sub(lambda m: " " + posixpath.basename(m[0].rstrip("/")), claim)
     asked = {w.lower() for w in NAME.findall(request)}
     outputs = "\n".join(body(c) for c in calls).lower()
     return {
