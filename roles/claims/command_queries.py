@@ -56,8 +56,6 @@ WC_KINDS = (("-l", "--lines", "lines"), ("-w", "--words", "words"))
 WC_KINDS += (("-m", "--chars", "chars"), ("-c", "--bytes", "bytes"))
 DATAMASH = {"sum": "sum", "mean": "average", "count": "lines"}
 DATAMASH |= {"countunique": "distinct"}
-# A file's size in a format: stat's and find -printf's directives for bytes,
-# blocks and kilobytes.
 # find's tests of what kind an entry is and how deep it lies, and its
 # actions: none of them tests what an entry holds or how it is named.
 FIND_STRUCTURE = frozenset(
@@ -72,6 +70,8 @@ RESHAPERS = frozenset("sort cat tac column nl tr basename cut paste".split())
 # trailing slash: an entry's type in a long listing (``ls -l``'s ``d``, ``-``, ``l``)
 # or in ``ls -p``, never what the entry holds.
 TYPE_PATTERN = re.compile(r"\^(?:\\?.|\[[^\]]+\])|/\$|\\/\$")
+# A file's size in a format: stat's and find -printf's directives for bytes,
+# blocks and kilobytes.
 SIZE_DIRECTIVE = re.compile(r"%[-+ #0-9.]*[sbk]")
 _SED_ADDRESS = re.compile(r"(?:^|[;\s{])/((?:\\.|[^/\\\n])+)/")
 

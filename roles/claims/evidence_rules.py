@@ -263,7 +263,8 @@ def every_entry_named(case: Case) -> str:
     if not (restricting and len(names) > 1):
         return ""
     listing = next((c for c in calls if _lists_every_name(c, names)), None)
-    tested = [c for c in calls if not _is_listing(c)]
+    # A command or a glob that tests something; a file read tests nothing.
+    tested = [c for c in calls if c.tool in ("shell", "glob") and not _is_listing(c)]
     if listing is None or any(_shows_all(c, names) for c in tested):
         return ""
     listed = _entries(listing)

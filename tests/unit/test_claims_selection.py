@@ -121,6 +121,13 @@ def test_every_entry_stands_when_a_test_printed_every_one_too():
     assert _finding(request, EVERY, listed, tested) is None
 
 
+def test_a_file_read_beside_the_listing_tests_nothing():
+    listed = _shell("ls /srv/logs", PLAIN)
+    read = format_evidence("read_file", {"path": "/srv/logs/index"}, PLAIN)
+    finding = _finding("Which logs in /srv/logs are empty?", EVERY, listed, read)
+    assert finding is not None and finding.rule == "every-entry-named"
+
+
 def test_every_entry_is_the_answer_when_every_entry_is_asked():
     listed = _shell("ls /srv/logs", PLAIN)
     assert _finding("What files are in /srv/logs?", EVERY, listed) is None
