@@ -205,28 +205,32 @@ def stated_conditions(request: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+PLACES = frozenset("in inside within under at from".split())
+DETERMINERS = frozenset("a an the this that these those my our your their its".split())
 # The words of a request for names that say what is asked and where, not which
 # of the entries there: function words, question and list verbs, words that
 # put an entry in a place, quantifiers that take every entry, politeness.
-NOT_RESTRICTING = frozenset(
-    """a an the this that these those my our your their its some any all every
-    each both of in inside within under at on from into across throughout below
-    beneath and or is are was were be been being do does did have has had there
-    here exist exists present appear appears occur occurs found located stored
-    kept contain contains containing hold holds mention mentions mentioned
-    which what who whose where when how list show give tell find name names
-    print display get return enumerate identify report see check look please
-    could can would will you me i we us just kindly quickly hey hi thanks thank
-    let know want need like everything anything entire whole contents content
-    listing entries entry items item things thing""".split()
+NOT_RESTRICTING = (
+    PLACES
+    | DETERMINERS
+    | frozenset(
+        """some any all every each both of on into across throughout below
+        beneath and or is are was were be been being do does did have has had
+        there here exist exists present appear appears occur occurs found
+        located stored kept contain contains containing hold holds mention
+        mentions mentioned which what who whose where when how list show give
+        tell find name names print display get return enumerate identify report
+        see check look please could can would will you me i we us just kindly
+        quickly hey hi thanks thank let know want need like everything anything
+        entire whole contents content listing entries entry items item things
+        thing""".split()
+    )
 )
 # Nouns for any entry of a directory: "files and directories" restricts nothing.
 ENTRY_NOUNS = frozenset(
     """file files directory directories folder folders dir dirs subdirectory
     subdirectories subfolder subfolders""".split()
 )
-PLACES = frozenset("in inside within under at from".split())
-DETERMINERS = frozenset("a an the this that these those my our your their its".split())
 _RESTRICT_WORD = re.compile(r"[^\W\d_][\w'-]*")
 _NAMED_FILE = re.compile(r"(?<![\w.~])(?:/[^\s'\"`,;()<>|]+|[\w-]+\.[A-Za-z]\w{0,7}\b)")
 
