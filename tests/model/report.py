@@ -36,7 +36,7 @@ class Row:
     task: str
     kind: str
     suite: str = "tuning"  # or "practice", "held-out", "held-out-b", "held-out-c",
-    # ONE_ACCOUNT, PROJECTS: then ``directive`` is the project's status,
+    # "held-out-d", ONE_ACCOUNT, PROJECTS: then ``directive`` is the project's status,
     # ``rounds`` its task runs, ``tokens`` all of its tokens and ``false_accept``
     # a false done.
     run_id: str = ""

@@ -24,6 +24,7 @@ from devtools.driver import drive
 from devtools.heldout import HELDOUT
 from devtools.heldout_b import HELDOUT_B
 from devtools.heldout_c import HELDOUT_C
+from devtools.heldout_d import HELDOUT_D
 from devtools.practice import PRACTICE
 from devtools.tasks import (
     TASKS,
@@ -44,6 +45,7 @@ SUITES = (
     + [("held-out", t) for t in HELDOUT]
     + [("held-out-b", t) for t in HELDOUT_B]
     + [("held-out-c", t) for t in HELDOUT_C]
+    + [("held-out-d", t) for t in HELDOUT_D]
     # Last, and in TASKS' order: each task's memory is there for the next one.
     + [(ONE_ACCOUNT, t) for t in TASKS]
 )
