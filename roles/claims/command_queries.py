@@ -16,12 +16,14 @@ An awk program's text is awk, not shell: ``roles.claims.awk`` reads it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from roles.claims.awk import awk_counts, awk_patterns, awk_role, awk_tests_a_field
 from roles.claims.command import Command, Pipeline, Program
 
 __all__ = [
     "COUNTS",
+    "Order",
     "command_counts",
     "counted_files",
     "counts",
@@ -31,6 +33,8 @@ __all__ = [
     "lists_every_entry",
     "lists_names",
     "looks_for",
+    "order",
+    "printed_keys",
     "runs",
     "search_patterns",
     "selects_by_field",
@@ -400,3 +404,189 @@ def _awk_code(program: Program) -> str:
 def _sed_addresses(program: Program) -> list[str]:
     scripts = program.flag_values("-e", "--expression") or program.operands[:1]
     return [found for script in scripts for found in _SED_ADDRESS.findall(script)]
+
+
+# --- what a command orders entries by ---------------------------------------
+
+# A format directive of ``find -printf`` and of ``stat -c`` and the key its
+# field holds: what an order by that field is an order of.
+FIND_KEYS = {"s": "size", "k": "size", "b": "size", "T": "modified", "t": "modified"}
+FIND_KEYS |= {"A": "accessed", "a": "accessed", "C": "changed", "c": "changed"}
+FIND_KEYS |= {"p": "name", "f": "name", "P": "name"}
+STAT_KEYS = {"s": "size", "b": "size", "Y": "modified", "y": "modified"}
+STAT_KEYS |= {"X": "accessed", "x": "accessed", "Z": "changed", "z": "changed"}
+STAT_KEYS |= {"n": "name", "N": "name"}
+_DIRECTIVE = re.compile(r"%[-+ #0-9.]*([A-Za-z@])")
+# The fields of a long listing (``ls -l``, ``find -ls``): the size, then the
+# three of the time of the last change, then the name.
+LONG_FIELDS = ("", "", "", "", "size", "modified", "modified", "modified", "name")
+FIND_LS_FIELDS = ("", "", "", "", "", "", *LONG_FIELDS[4:])
+# ``ls --sort=WORD`` and the key of each; ``ls -t`` orders by the time
+# ``-u`` or ``-c`` names.
+LS_SORTS = {"time": "modified", "size": "size", "name": "name", "version": "name"}
+LS_SORTS |= {"extension": "name", "none": "", "width": ""}
+WC_FIELDS = {"-l": "lines", "--lines": "lines", "-w": "words", "--words": "words"}
+WC_FIELDS |= {"-c": "size", "--bytes": "size", "-m": "size", "--chars": "size"}
+_SORT_KEY = re.compile(r"\d+")
+_AWK_PRINT = re.compile(r"\s*\{\s*print\s+((?:\$\d+\s*,?\s*)+)\}\s*")
+
+
+@dataclass(frozen=True)
+class Order:
+    """The order a pipeline prints entries in: by ``key`` (``modified``,
+    ``size``, ``lines``, ``words``, ``name``, ``accessed``, ``changed``, or
+    ``content``: a value the files hold), largest first when ``descending``;
+    ``kept`` is ``first`` or ``last`` when ``head`` or ``tail`` kept only
+    that end of it."""
+
+    key: str
+    descending: bool = False
+    kept: str = ""
+
+    def end(self, first: bool) -> str:
+        """Return which extreme (``max`` or ``min``) the first printed entry
+        (``first``) or the last one is."""
+        return "max" if first == self.descending else "min"
+
+
+def order(pipeline: Pipeline) -> Order | None:
+    """Return the order ``pipeline`` prints its entries in, when a stage
+    orders them (``sort``, ``ls``) by a key known here, else None::
+
+        order(parse("find d -printf '%s %p\\n' | sort -n | tail -1"))
+        # Order("size", descending=False, kept="last")
+    """
+    fields: tuple[str, ...] | None = None
+    found: Order | None = None
+    for program in pipeline.programs:
+        name = program.name
+        if name == "sort":
+            fields = ("content",) * 9 if program.operands else fields
+            key = _sort_key(program, fields)
+            descending = _has(program, "-r", "--reverse") or key[1]
+            found = Order(key[0], descending) if key[0] else None
+        elif name == "ls":
+            fields, found = _listing(program)
+        elif name in ("head", "tail") and found is not None and not found.kept:
+            # head -n -2 keeps all but the last lines, tail -n +2 all but the
+            # first: neither keeps an end.
+            count = program.flag("-n", "--lines") or ""
+            if not count.startswith("-" if name == "head" else "+"):
+                found = Order(found.key, found.descending, _KEPT[name])
+        elif name == "tac" and found is not None:
+            found = Order(found.key, not found.descending, found.kept)
+        elif name in AWKS:
+            fields = _printed_fields(program, fields)
+        elif name in GREPS and not counted_files(program):
+            continue  # a filter of lines keeps their fields and their order
+        else:
+            fields = _fields(program)
+            found = None
+    return found
+
+
+_KEPT = {"head": "first", "tail": "last"}
+
+
+def printed_keys(pipeline: Pipeline) -> frozenset[str]:
+    """Return the keys whose values the first stage of ``pipeline`` prints
+    for each entry (``ls -l``: size and time; ``wc -l``: lines)."""
+    if not pipeline.programs:
+        return frozenset()
+    first = pipeline.programs[0]
+    fields = _listing(first)[0] if first.name == "ls" else _fields(first)
+    return frozenset(fields or ())
+
+
+def _listing(program: Program) -> tuple[tuple[str, ...], Order | None]:
+    """Return the fields and the order of an ``ls``."""
+    # Short flags one by one: "-1t" is read as a number elsewhere (head -5).
+    letters = {c for f in program.flags if f[:2] != "--" for c in f[1:]}
+    long = bool(letters & set("lngo"))
+    fields = LONG_FIELDS if letters & set("ln") else ("name",)
+    if long and not letters & set("ln"):
+        fields = ()  # -g and -o leave a field out
+    time = "accessed" if "u" in letters else "modified"
+    time = "changed" if "c" in letters else time
+    sort = program.flag("--sort")
+    if letters & set("Uf"):
+        key = ""
+    elif "S" in letters:
+        key = "size"
+    elif "t" in letters:
+        key = time
+    elif sort is not None:
+        key = LS_SORTS.get(sort, "")
+        key = time if key == "modified" else key
+    else:
+        key = "name"
+    # Times and sizes come largest first, names smallest first.
+    descending = key != "name"
+    if "r" in letters or _has(program, "--reverse"):
+        descending = not descending
+    return fields, Order(key, descending) if key else None
+
+
+def _fields(program: Program) -> tuple[str, ...] | None:
+    """Return the key of each field of the lines ``program`` prints, when it
+    prints one line an entry, else None; a program that reads the files
+    prints what they hold (``content``)."""
+    name = program.name
+    if name == "find":
+        formats = program.flag_values("-printf")
+        if formats:
+            return _directive_fields(formats[0], FIND_KEYS)
+        if _has(program, "-ls"):
+            return FIND_LS_FIELDS
+        return ("name",)
+    if name in ("stat", "gstat"):
+        formats = program.flag_values("-c", "--format", "--printf")
+        formats += program.operands[:1] if program.flag("-c") is not None else ()
+        return _directive_fields(formats[0], STAT_KEYS) if formats else None
+    if name == "du":
+        return ("size", "name")
+    if name == "wc":
+        kinds = [WC_FIELDS[f] for f in program.flags if f in WC_FIELDS]
+        return (*(kinds or ("lines", "words", "size")), "name")
+    if name in GREPS and _has(program, "-c", "--count"):
+        return None  # name:count, one field to sort
+    if counted_files(program) or (program.via and name not in NAME_PRINTERS):
+        return ("content",) * 9
+    return None
+
+
+def _directive_fields(form: str, keys: dict[str, str]) -> tuple[str, ...]:
+    """Return the key of each blank-separated field of a format (``%T@ %p``)."""
+    fields = []
+    for part in form.replace("\\t", " ").replace("\\n", " ").split():
+        found = _DIRECTIVE.search(part)
+        fields.append(keys.get(found[1], "") if found else "")
+    return tuple(fields)
+
+
+def _sort_key(program: Program, fields: tuple[str, ...] | None) -> tuple[str, bool]:
+    """Return the key of the field ``sort`` orders by, and whether that field
+    is ordered in reverse (``-k2,2nr``)."""
+    spec = program.flag("-k", "--key") or "1"
+    found = _SORT_KEY.match(spec)
+    separator = program.flag("-t", "--field-separator")
+    if found is None or fields is None or separator not in (None, " ", "\t"):
+        content = bool(fields) and set(fields) == {"content"}
+        return ("content" if content else "", False)
+    index = int(found[0]) - 1
+    key = fields[index] if index < len(fields) else ""
+    # The options of a key may follow its start or its end (-k2r, -k2,2nr).
+    return key, "r" in re.sub(r"[\d.,]", "", spec)
+
+
+def _printed_fields(
+    program: Program, fields: tuple[str, ...] | None
+) -> tuple[str, ...] | None:
+    """Return the fields an awk that prints fields (``{print $5, $9}``) keeps."""
+    if counted_files(program):
+        return ("content",) * 9
+    printed = _AWK_PRINT.fullmatch(_awk_code(program))
+    if fields is None or printed is None:
+        return None
+    numbers = [int(n) for n in re.findall(r"\d+", printed[1])]
+    return tuple(fields[n - 1] if 0 < n <= len(fields) else "" for n in numbers)

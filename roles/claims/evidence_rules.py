@@ -22,7 +22,12 @@ import re
 from roles.claims.answer_values import ABSOLUTE, NAME, body, successful
 from roles.claims.columns import column_count_command, column_extreme_command
 from roles.claims.command import parse_command
-from roles.claims.command_queries import lists_every_entry
+from roles.claims.command_queries import (
+    Order,
+    lists_every_entry,
+    order,
+    printed_keys,
+)
 from roles.claims.computed import (
     column_total_command,
     computed,
@@ -325,6 +330,152 @@ def _command_of(call: ToolCall) -> str:
     return f"{call.tool} {call.args.get('pattern', '')}".strip()
 
 
+# What each key of an order is, and the command that orders entries by it.
+ORDER_KEYS = {
+    "modified": ("the time it was last modified", "ls -t DIR (newest first)"),
+    "accessed": ("the time it was last read", "ls -tu DIR (last read first)"),
+    "changed": ("the time its status changed", "ls -tc DIR"),
+    "size": ("size", "ls -S DIR (largest first)"),
+    "lines": ("number of lines", "wc -l DIR/* | sort -n"),
+    "words": ("number of words", "wc -w DIR/* | sort -n"),
+    "name": ("name", "ls DIR"),
+    "content": (
+        "a value the files hold",
+        "a command that prints each entry's value next to its name "
+        "(grep -H KEY FILES), sorted by that value (sort -n)",
+    ),
+}
+ENDS = {
+    "modified": ("newest", "oldest"), "accessed": ("last read", "first read"),
+    "size": ("largest", "smallest"), "lines": ("most lines", "fewest lines"),
+    "words": ("most words", "fewest words"), "name": ("last", "first"),
+    "content": ("highest", "lowest"),
+}  # fmt: skip
+
+
+def other_order_key(case: Case) -> str:
+    """An entry answered as the extreme of one key (the newest, the largest,
+    the most lines, the highest value) that a command picked off an order by
+    another: the first entry by size is not the newest. It stands when any
+    call ordered the entries by the key asked."""
+    key, end = _order_asked(case)
+    orders = _orders(case)
+    if not key or any(o.key == key for _, o, _ in orders):
+        return ""
+    # A listing in name order is no choice of the entry when a call printed
+    # what the request orders by (ls -l shows each entry's time and size).
+    shown = key in _printed_keys(case)
+    picked = next(
+        (
+            (call, o)
+            for call, o, first in orders
+            if o.key not in ("", "content")
+            and first is not None
+            and not (o.key == "name" and shown)
+        ),
+        None,
+    )
+    if picked is None:
+        return ""
+    call, used = picked
+    asked, command = ORDER_KEYS[key]
+    return (
+        f"the request asks for the {_end_word(key, end)} entry, by {asked}, and "
+        f"the answer is the entry `{_command_of(call)}` put at one end of its "
+        f"order by {ORDER_KEYS.get(used.key, (used.key,))[0]}: the extreme of "
+        f"one key is not the extreme of another; order the entries by {asked} "
+        f"with {command} and answer with the entry at its "
+        f"{_end_word(key, end)} end; {NO_EVIDENCE}"
+    )
+
+
+def other_order_end(case: Case) -> str:
+    """An entry at the wrong end of an order by the key asked: the oldest
+    answered when the newest is asked."""
+    key, end = _order_asked(case)
+    picks = [(c, o, first) for c, o, first in _orders(case) if o.key == key]
+    ends = {o.end(first) for _, o, first in picks if first is not None}
+    if not (key and key != "content" and ends) or end in ends:
+        return ""
+    call, used, first = next(p for p in picks if p[2] is not None)
+    place = "first" if first else "last"
+    return (
+        f"the request asks for the {_end_word(key, end)} entry, and the answer "
+        f"is the {place} entry `{_command_of(call)}` printed, which is its "
+        f"{_end_word(key, used.end(first))}: take the entry at the other end "
+        f"of that order; {NO_EVIDENCE}"
+    )
+
+
+def _printed_keys(case: Case) -> set[str]:
+    """Return the keys whose values some call printed for each entry; a file
+    read prints what the file holds (``content``)."""
+    keys: set[str] = set()
+    for call in successful(case.calls):
+        command = call.args.get("command") if call.tool == "shell" else None
+        if isinstance(command, str):
+            for pipeline in parse_command(command).pipelines:
+                keys |= printed_keys(pipeline)
+        elif call.tool == "read_file":
+            keys.add("content")
+    return keys
+
+
+def _order_asked(case: Case) -> tuple[str, str]:
+    for question in (case.question, case.asked):
+        if question.order_key and question.order_end:
+            return question.order_key, question.order_end
+    return "", ""
+
+
+def _end_word(key: str, end: str) -> str:
+    return ENDS.get(key, ("largest", "smallest"))[end != "max"]
+
+
+def _orders(case: Case) -> list[tuple[ToolCall, Order, bool | None]]:
+    """Return each shell call's order of entries (``command_queries.order``)
+    and whether the claim names its first printed entry (True), its last
+    (False), or neither (None); a call whose command orders in more than one
+    pipeline is not read."""
+    found = []
+    for call in successful(case.calls):
+        command = call.args.get("command") if call.tool == "shell" else None
+        if not isinstance(command, str):
+            continue
+        orders = [o for p in parse_command(command).pipelines if (o := order(p))]
+        if len(orders) == 1:
+            found.append((call, orders[0], _picked(call, orders[0], case.claim)))
+    return found
+
+
+def _picked(call: ToolCall, used: Order, claim: str) -> bool | None:
+    """Return True when ``claim`` names the first entry of the order ``call``
+    printed, False when it names the last one, None for neither (or both)."""
+    entries = _entries(call)
+    if not entries:
+        return None
+    if used.kept:
+        # head or tail kept that end of the order: its entries start there.
+        first = used.kept == "first"
+        return first if _names_entry(entries[0 if first else -1], claim) else None
+    named = {_names_entry(entries[0], claim), not _names_entry(entries[-1], claim)}
+    if len(entries) < 2 or len(named) > 1:
+        return None
+    return named.pop()
+
+
+def _names_entry(line: str, claim: str) -> bool:
+    """True when ``claim`` names the entry of a listing's ``line`` (the last
+    word of it that holds a letter, as a name without its directory, with
+    its extension or without)."""
+    words = [w for w in line.split() if any(c.isalpha() for c in w)]
+    if not words:
+        return False
+    name = posixpath.basename(words[-1].rstrip("/")).lower()
+    names = {name, posixpath.splitext(name)[0]}
+    return any(len(n) > 1 and appears(n, claim.lower()) for n in names)
+
+
 def _compute(case: Case) -> str:
     """Return how to compute the stated value: the command itself when the
     request (or the subtask's intent) and what the attempt read make it plain."""
@@ -360,6 +511,8 @@ EVIDENCE_RULES: tuple[Rule, ...] = (
     Rule("script-not-run", script_not_run),
     Rule("unshown-fact", unshown),
     Rule("every-entry-named", every_entry_named),
+    Rule("other-order-key", other_order_key),
+    Rule("other-order-end", other_order_end),
     Rule("test-not-shown", test_not_shown),
     Rule("unshown-extreme", unshown_extreme),
     Rule("zero-sum", zero_sum),

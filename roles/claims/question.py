@@ -14,8 +14,9 @@ one; ``excluding`` what a count leaves out that the request names (the
 header, comments, blank lines); ``field`` the column or key a total or value
 is of; ``paths`` the files the request names as what it makes or changes;
 ``effect`` what it does to them; ``depth`` how deep a question about a
-directory's files looks, and ``path_kind`` whether it asks for a file or a
-directory, when its words say.
+directory's files looks, ``path_kind`` whether it asks for a file or a
+directory, and ``order_key`` and ``order_end`` the extreme it asks for (the
+newest, the largest, the most lines), when its words say.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from roles.claims.question_words import (
     counted_word,
     depth,
     excluded,
+    order_asked,
     path_kind,
 )
 from roles.contract_base import Contract
@@ -46,6 +48,9 @@ Answer = Literal[
     "effect", "text",
 ]  # fmt: skip
 CountOf = Literal["", "lines", "matches", "files", "distinct", "words", "rows"]
+OrderKey = Literal[
+    "", "modified", "accessed", "size", "lines", "words", "name", "content"
+]  # fmt: skip
 Effect = Literal["", "write", "create", "rename", "move", "delete", "change"]
 ANSWERS: tuple[str, ...] = Answer.__args__  # type: ignore[attr-defined]
 # The answers that are one number: a rule of numbers judges them.
@@ -73,6 +78,11 @@ class Question(Contract):
     # The kind of entry a question about a path asks for (a directory or a
     # file), from the request's words; not in R1's schema.
     path_kind: SkipJsonSchema[Literal["", "file", "directory"]] = ""
+    # The key of the extreme asked ("the newest file": ``modified``; "the
+    # most lines": ``lines``; "the highest timeout": ``content``) and its
+    # end, from the request's words; not in R1's schema.
+    order_key: SkipJsonSchema[OrderKey] = ""
+    order_end: SkipJsonSchema[Literal["", "max", "min"]] = ""
     # "model" when R1 stated it, "text" when read from the request's words.
     source: Literal["model", "text"] = "model"
 
@@ -187,6 +197,7 @@ def read_question(text: str) -> Question:
         "depth": depth(text),
         "path_kind": path_kind(text),
     }
+    base["order_key"], base["order_end"] = order_asked(text)
     if effect and not ASKING.search(text) and (paths or _leads(text, effect)):
         return Question(answer="effect", effect=effect, paths=paths, **base)
     if asks_for_count(text) and not asks_for_sum(text):
@@ -268,6 +279,8 @@ def question_for(asks: Question | None, request: str) -> Question:
         "excluding": _excluding(asks, words, request),
         "depth": words.depth,
         "path_kind": words.path_kind,
+        "order_key": words.order_key,
+        "order_end": words.order_end,
     }
     if words.answer != "text" and words.answer != asks.answer:
         # The words plainly state another kind: a small R1 misnames kinds (a

@@ -271,3 +271,113 @@ def _without_places(words: list[str]) -> list[str]:
             state = ""
             kept.append(word)
     return kept
+
+
+# An extreme of entries ("the newest file", "edited last", "the largest log",
+# "the most lines", "the highest timeout"): the key they are ordered by and
+# the end asked, ``max`` or ``min``.
+TIME_ENDS = {"newest": "max", "latest": "max", "oldest": "min", "earliest": "min"}
+SIZE_ENDS = {"largest": "max", "biggest": "max", "heaviest": "max"}
+SIZE_ENDS |= {"smallest": "min", "tiniest": "min", "lightest": "min"}
+MOST_ENDS = {"most": "max", "highest": "max", "greatest": "max", "maximum": "max"}
+MOST_ENDS |= {"fewest": "min", "least": "min", "lowest": "min", "minimum": "min"}
+# "modified last", "last changed", "edited first".
+WHEN_ENDS = {"last": "max", "latest": "max", "first": "min", "earliest": "min"}
+CHANGED = frozenset(
+    """modify modified modifies change changed changes edit edited edits update
+    updated updates touch touched write written wrote writes save saved saves
+    alter altered""".split()
+)
+ACCESSED = frozenset("access accessed read opened used".split())
+# Nouns that name the key itself ("the most lines", "the largest size").
+KEY_NOUNS = {"line": "lines", "lines": "lines", "word": "words", "words": "words"}
+KEY_NOUNS |= dict.fromkeys("byte bytes size space disk".split(), "size")
+KEY_NOUNS |= dict.fromkeys("modification mtime timestamp change".split(), "modified")
+# Words after an extreme that name no thing: it is of the entries themselves
+# ("which file is the newest?", "the oldest of them", "the largest one").
+_NO_NOUN = PLACES | frozenset("of one ones among is are was were there here".split())
+_COUNTED = frozenset("number amount count".split())
+_ORDER_WORD = re.compile(r"[^\W_][\w'-]*|[?.!,;:()]")
+
+
+def order_asked(text: str) -> tuple[str, str]:
+    """Return the key and the end of the extreme a request asks for, else
+    ``("", "")``: ``("modified", "max")`` for "Which file was modified most
+    recently?", ``("size", "min")`` for "the smallest file", ``("lines",
+    "max")`` for "the log with the most lines", ``("content", "max")`` for
+    "the host with the most memory". A key the words leave open ("the
+    latest backup", "the largest order") is none."""
+    # A path or file name stands as "there", its words none of the question's.
+    named = _NAMED_FILE.sub(" there ", text or "")
+    words = [w.lower() for w in _ORDER_WORD.findall(named)]
+    for at, word in enumerate(words):
+        found = _order_at(words, at, word)
+        if found[0]:
+            return found
+    return "", ""
+
+
+def _order_at(words: list[str], at: int, word: str) -> tuple[str, str]:
+    before = words[at - 1] if at else ""
+    after, counted = _noun_after(words, at + 1)
+    if word in ("recent", "recently") and before in ("most", "least"):
+        end = "max" if before == "most" else "min"
+        near = {words[at - 2] if at > 1 else "", after}
+        if near & ACCESSED:
+            return "accessed", end
+        if near & CHANGED or (word == "recent" and _of_entries(words, at + 1)):
+            return "modified", end
+        if word == "recent" and KEY_NOUNS.get(after) == "modified":
+            return "modified", end
+        return "", ""
+    if word in CHANGED | ACCESSED and (after in WHEN_ENDS or before in WHEN_ENDS):
+        end = WHEN_ENDS.get(after) or WHEN_ENDS[before]
+        return ("modified" if word in CHANGED else "accessed"), end
+    if word in ("alphabetically", "alphabetical"):
+        near = {before, after, *words[at - 3 : at]}
+        ends = [WHEN_ENDS[w] for w in near if w in ("first", "last")]
+        return ("name", ends[0]) if len(set(ends)) == 1 else ("", "")
+    ends = {**TIME_ENDS, **SIZE_ENDS, **MOST_ENDS}
+    if before == "at" or word not in ends or after in ("recent", "recently"):
+        # "at most 3 lines", "at least one"; "most recently" is read above.
+        return "", ""
+    if after in KEY_NOUNS:
+        return KEY_NOUNS[after], ends[word]
+    of_entries = not counted and _of_entries(words, at + 1)
+    if word in TIME_ENDS and of_entries:
+        return "modified", TIME_ENDS[word]
+    if word in SIZE_ENDS and of_entries:
+        return "size", SIZE_ENDS[word]
+    extreme = SIZE_ENDS.get(word) if counted else MOST_ENDS.get(word)
+    if extreme and after and not of_entries:
+        # "the most memory", "the highest timeout", "the largest number of
+        # errors": a value the entries hold.
+        return "content", extreme
+    return "", ""
+
+
+def _noun_after(words: list[str], at: int) -> tuple[str, bool]:
+    """Return the word after ``at`` past determiners and "number of" (""
+    at the end of a clause), and whether a "number of" came first."""
+    counted = False
+    while at < len(words) and words[at] in DETERMINERS:
+        at += 1
+    if words[at : at + 2] in ([c, "of"] for c in _COUNTED):
+        counted, at = True, at + 2
+    word = words[at] if at < len(words) else ""
+    return ("" if not word[:1].isalpha() else word), counted
+
+
+def _of_entries(words: list[str], at: int) -> bool:
+    """True when the words after an extreme leave it of the entries
+    themselves: none, a place, or a noun for an entry within three words
+    ("the smallest non-empty file", "the largest log file")."""
+    after = _noun_after(words, at)[0]
+    if not after or after in _NO_NOUN:
+        return True
+    for word in words[at : at + 4]:
+        if word in ENTRY_NOUNS:
+            return True
+        if not word[:1].isalpha() or word in _NO_NOUN:
+            return False
+    return False
