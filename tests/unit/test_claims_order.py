@@ -11,11 +11,9 @@ import pytest
 
 from roles.claims.command import parse_command
 from roles.claims.command_queries import Order, order
-from roles.claims.evidence import format_evidence
-from roles.claims.evidence_rules import evidence_finding
 from roles.claims.question import Question, read_question
 from roles.claims.question_words import order_asked
-from roles.contracts import ExecutionResult, SubTask
+from tests.unit.claim_cases import finding, shell
 
 # Four drops whose orders by size, by time, by lines and by name all differ.
 BY_SIZE = "\n".join(["9120 /srv/drops/zeta.csv", "4410 /srv/drops/kappa.csv"])
@@ -23,22 +21,10 @@ BY_TIME = "mu.csv\nkappa.csv\nzeta.csv\nalpha.csv"
 NEWEST = "Which file in /srv/drops changed most recently?"
 
 
-def _shell(command, output):
-    return format_evidence("shell", {"command": command}, f"[exit code 0]\n{output}")
-
-
 def _finding(request, claim, *calls, answer="path"):
-    subtask = SubTask(
-        subtask_id="s1",
-        parent_task_id="t1",
-        intent=request,
-        success_criteria=["the answer names the file"],
+    return finding(
+        request, claim, *calls, question=Question(answer=answer, subject=request)
     )
-    result = ExecutionResult(
-        subtask_id="s1", status="completed", output=claim, tool_calls=list(calls)
-    )
-    question = Question(answer=answer, subject=request)
-    return evidence_finding(subtask, result, request, question)
 
 
 @pytest.mark.parametrize(
@@ -104,14 +90,14 @@ def test_a_command_orders_entries_by_the_key_of_its_sorted_field(command, expect
 
 def test_the_newest_answered_off_an_order_by_size_is_refused():
     size = "find /srv/drops -type f -printf '%s %p\\n' | sort -rn | head -2"
-    finding = _finding(NEWEST, "/srv/drops/zeta.csv", _shell(size, BY_SIZE))
+    finding = _finding(NEWEST, "/srv/drops/zeta.csv", shell(size, BY_SIZE))
     assert finding is not None and finding.rule == "other-order-key"
     assert "ls -t" in finding.reason and "size" in finding.reason
 
 
 def test_the_newest_answered_off_a_plain_listing_is_refused():
     names = "alpha.csv\nkappa.csv\nmu.csv\nzeta.csv"
-    finding = _finding(NEWEST, "zeta.csv", _shell("ls /srv/drops", names))
+    finding = _finding(NEWEST, "zeta.csv", shell("ls /srv/drops", names))
     assert finding is not None and finding.rule == "other-order-key"
 
 
@@ -120,39 +106,39 @@ def test_a_listing_in_name_order_is_no_choice_when_the_key_was_printed():
         "-rw-r--r-- 1 ann ann 4410 Mar  3 09:12 alpha.csv\n"
         "-rw-r--r-- 1 ann ann 9120 Mar  1 17:40 zeta.csv"
     )
-    assert _finding(NEWEST, "alpha.csv", _shell("ls -l /srv/drops", long)) is None
+    assert _finding(NEWEST, "alpha.csv", shell("ls -l /srv/drops", long)) is None
     asked = "Which node in /srv/nodes has the most cores?"
-    listing = _shell("ls /srv/nodes", "core-2.yaml\nedge-7.yaml")
-    read = _shell("cat /srv/nodes/core-2.yaml", "cores: 64")
+    listing = shell("ls /srv/nodes", "core-2.yaml\nedge-7.yaml")
+    read = shell("cat /srv/nodes/core-2.yaml", "cores: 64")
     assert _finding(asked, "core-2", listing, read, answer="name") is None
     assert _finding(asked, "core-2", listing, answer="name") is not None
 
 
 def test_the_newest_answered_off_an_order_by_time_stands():
-    time = _shell("ls -t /srv/drops", BY_TIME)
+    time = shell("ls -t /srv/drops", BY_TIME)
     assert _finding(NEWEST, "The newest is mu.csv.", time) is None
     # An order by size beside it changes nothing: the time was ordered too.
-    size = _shell("find /srv/drops -printf '%s %p\\n' | sort -rn", BY_SIZE)
+    size = shell("find /srv/drops -printf '%s %p\\n' | sort -rn", BY_SIZE)
     assert _finding(NEWEST, "mu.csv", size, time) is None
 
 
 def test_the_other_end_of_the_right_order_is_refused():
-    time = _shell("ls -t /srv/drops", BY_TIME)
+    time = shell("ls -t /srv/drops", BY_TIME)
     oldest = "Which file in /srv/drops is the oldest?"
     finding = _finding(oldest, "mu.csv", time)
     assert finding is not None and finding.rule == "other-order-end"
     assert "newest" in finding.reason
     assert _finding(oldest, "alpha.csv", time) is None
-    reversed_ = _shell("ls -tr /srv/drops | head -1", "alpha.csv")
+    reversed_ = shell("ls -tr /srv/drops | head -1", "alpha.csv")
     assert _finding(oldest, "alpha.csv", reversed_) is None
 
 
 def test_a_value_the_files_hold_is_not_read_off_their_size():
     asked = "Which node in /srv/nodes has the most cores?"
-    size = _shell("ls -S /srv/nodes | head -1", "edge-7.yaml")
+    size = shell("ls -S /srv/nodes | head -1", "edge-7.yaml")
     finding = _finding(asked, "edge-7", size, answer="name")
     assert finding is not None and finding.rule == "other-order-key"
-    values = _shell(
+    values = shell(
         "grep -H cores /srv/nodes/* | sort -k2 -n | tail -1",
         "/srv/nodes/core-2.yaml:cores: 64",
     )
@@ -162,19 +148,19 @@ def test_a_value_the_files_hold_is_not_read_off_their_size():
 def test_the_most_lines_read_off_a_line_count_stands_and_off_size_does_not():
     asked = "Which log in /srv/logs has the most lines?"
     counts = "120 /srv/logs/api.log\n2210 /srv/logs/db.log\n2330 total"
-    lines = _shell("wc -l /srv/logs/* | sort -n", counts)
+    lines = shell("wc -l /srv/logs/* | sort -n", counts)
     assert _finding(asked, "db.log", lines) is None
-    size = _shell("ls -S /srv/logs | head -1", "api.log")
+    size = shell("ls -S /srv/logs | head -1", "api.log")
     finding = _finding(asked, "api.log", size)
     assert finding is not None and finding.rule == "other-order-key"
 
 
 def test_an_answer_that_is_no_end_of_the_order_or_no_extreme_asked_stands():
-    size = _shell("find /srv/drops -printf '%s %p\\n' | sort -rn", BY_SIZE)
+    size = shell("find /srv/drops -printf '%s %p\\n' | sort -rn", BY_SIZE)
     # A number states no entry; a question of no extreme has no key.
     assert _finding(NEWEST, "4410 bytes", size, answer="number") is None
     plain = "Which file in /srv/drops is a CSV export?"
     assert _finding(plain, "zeta.csv", size) is None
     # The entry the claim names sits at neither end of the order.
-    middle = _shell("ls -S /srv/drops", "zeta.csv\nkappa.csv\nmu.csv")
+    middle = shell("ls -S /srv/drops", "zeta.csv\nkappa.csv\nmu.csv")
     assert _finding(NEWEST, "kappa.csv", middle) is None

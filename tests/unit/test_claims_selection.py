@@ -11,10 +11,10 @@ import pytest
 from roles.claims.command import parse_command
 from roles.claims.command_queries import lists_every_entry
 from roles.claims.evidence import format_evidence
-from roles.claims.evidence_rules import evidence_finding
 from roles.claims.question import Question
 from roles.claims.question_words import restricting_words
 from roles.contracts import ExecutionResult, SubTask
+from tests.unit.claim_cases import finding, shell
 
 SIZES = {"alpha.log": 120, "beta.log": 0, "gamma.log": 3400, "delta.log": 0}
 LONG = "total 8\n" + "\n".join(
@@ -25,22 +25,9 @@ PLAIN = "\n".join(SIZES)
 EVERY = ", ".join(SIZES)
 
 
-def _shell(command, output):
-    return format_evidence("shell", {"command": command}, f"[exit code 0]\n{output}")
-
-
 def _finding(request, claim, *calls, subject=""):
-    subtask = SubTask(
-        subtask_id="s1",
-        parent_task_id="t1",
-        intent=request,
-        success_criteria=["the answer names them"],
-    )
-    result = ExecutionResult(
-        subtask_id="s1", status="completed", output=claim, tool_calls=list(calls)
-    )
     question = Question(answer="names", subject=subject)
-    return evidence_finding(subtask, result, request, question)
+    return finding(request, claim, *calls, question=question)
 
 
 @pytest.mark.parametrize(
@@ -93,22 +80,22 @@ def test_a_listing_tests_nothing_but_an_entrys_kind(command, lists):
 def test_every_listed_entry_for_some_of_them_is_refused_naming_the_listing():
     request = "Which logs in /srv/logs are empty?"
     for command, output in (("ls -l /srv/logs", LONG), ("ls /srv/logs", PLAIN)):
-        finding = _finding(request, EVERY, _shell(command, output))
+        finding = _finding(request, EVERY, shell(command, output))
         assert finding is not None and finding.rule == "every-entry-named"
         assert f"`{command}`" in finding.reason and "4 entries" in finding.reason
 
 
 def test_sizes_of_every_file_are_a_listing_too():
     sizes = "\n".join(f"{size} /srv/logs/{name}" for name, size in SIZES.items())
-    listed = _shell("wc -c /srv/logs/*", sizes + "\n3520 total")
+    listed = shell("wc -c /srv/logs/*", sizes + "\n3520 total")
     finding = _finding("Which logs in /srv/logs are empty?", EVERY, listed)
     assert finding is not None and "4 entries" in finding.reason
 
 
 def test_the_entries_a_test_selected_are_not_refused():
     request = "Which logs in /srv/logs are empty?"
-    found = _shell("find /srv/logs -type f -empty", "beta.log\ndelta.log")
-    listed = _shell("ls -l /srv/logs", LONG)
+    found = shell("find /srv/logs -type f -empty", "beta.log\ndelta.log")
+    listed = shell("ls -l /srv/logs", LONG)
     assert _finding(request, "beta.log, delta.log", listed, found) is None
     # A subset read off a long listing selected something: this rule is silent.
     assert _finding(request, "beta.log and delta.log", listed) is None
@@ -116,26 +103,26 @@ def test_the_entries_a_test_selected_are_not_refused():
 
 def test_every_entry_stands_when_a_test_printed_every_one_too():
     request = "Which logs in /srv/logs are readable by everyone?"
-    listed = _shell("ls -l /srv/logs", LONG)
-    tested = _shell("find /srv/logs -type f -perm -o=r", PLAIN)
+    listed = shell("ls -l /srv/logs", LONG)
+    tested = shell("find /srv/logs -type f -perm -o=r", PLAIN)
     assert _finding(request, EVERY, listed, tested) is None
 
 
 def test_a_file_read_beside_the_listing_tests_nothing():
-    listed = _shell("ls /srv/logs", PLAIN)
+    listed = shell("ls /srv/logs", PLAIN)
     read = format_evidence("read_file", {"path": "/srv/logs/index"}, PLAIN)
     finding = _finding("Which logs in /srv/logs are empty?", EVERY, listed, read)
     assert finding is not None and finding.rule == "every-entry-named"
 
 
 def test_every_entry_is_the_answer_when_every_entry_is_asked():
-    listed = _shell("ls /srv/logs", PLAIN)
+    listed = shell("ls /srv/logs", PLAIN)
     assert _finding("What files are in /srv/logs?", EVERY, listed) is None
     assert _finding("List /srv/logs.", EVERY, listed) is None
 
 
 def test_r1s_subject_decides_over_the_words_when_it_states_one():
-    listed = _shell("ls /srv/logs", PLAIN)
+    listed = shell("ls /srv/logs", PLAIN)
     chatty = "Hey there, what have we got sitting in /srv/logs right now?"
     assert _finding(chatty, EVERY, listed, subject="files in /srv/logs") is None
     finding = _finding(
@@ -151,12 +138,12 @@ def test_every_record_of_a_file_for_some_of_them_is_refused():
     passwd = "ann:x:1000:1000::/home/ann:/bin/bash\nbob:x:1001:1001::/:/bin/false"
     passwd += "\ncy:x:1002:1002::/home/cy:/bin/zsh"
     request = "Which accounts in /etc/passwd use zsh or bash?"
-    cut = _shell("cut -d: -f1 /etc/passwd", "ann\nbob\ncy")
+    cut = shell("cut -d: -f1 /etc/passwd", "ann\nbob\ncy")
     finding = _finding(request, "ann, bob, cy", cut)
     assert finding is not None and finding.rule == "every-entry-named"
-    picked = _shell("awk -F: '$7 ~ /(zsh|bash)$/ {print $1}' /etc/passwd", "ann\ncy")
+    picked = shell("awk -F: '$7 ~ /(zsh|bash)$/ {print $1}' /etc/passwd", "ann\ncy")
     assert _finding(request, "ann, cy", cut, picked) is None
-    assert _finding(request, "ann, cy", _shell("cat /etc/passwd", passwd)) is None
+    assert _finding(request, "ann, cy", shell("cat /etc/passwd", passwd)) is None
 
 
 def test_a_glob_of_every_name_is_a_listing_and_a_glob_of_some_is_a_test():
@@ -181,7 +168,7 @@ def test_r4a_refuses_the_unselected_answer_on_the_run(tmp_path):
         intent=request,
         success_criteria=["the answer names them"],
     )
-    listed = _shell("ls -l /srv/logs | grep -v '^d'", LONG)
+    listed = shell("ls -l /srv/logs | grep -v '^d'", LONG)
     result = ExecutionResult(
         subtask_id="s1", status="completed", output=EVERY, tool_calls=[listed]
     )
