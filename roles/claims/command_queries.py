@@ -480,8 +480,11 @@ def order(pipeline: Pipeline) -> Order | None:
         elif name in GREPS and not counted_files(program):
             continue  # a filter of lines keeps their fields and their order
         else:
-            fields = _fields(program)
-            found = None
+            produced = _fields(program)
+            if produced is not None:
+                fields, found = produced, None  # new lines, in no order
+            else:
+                fields = None  # a filter (sed, cut, uniq): the order stays
     return found
 
 
