@@ -334,7 +334,7 @@ def _order_at(words: list[str], at: int, word: str) -> tuple[str, str]:
         end = WHEN_ENDS.get(after) or WHEN_ENDS[before]
         return ("modified" if word in CHANGED else "accessed"), end
     if word in ("alphabetically", "alphabetical"):
-        near = {before, after, *words[at - 3 : at]}
+        near = {before, after, *words[max(0, at - 3) : at]}
         ends = [WHEN_ENDS[w] for w in near if w in ("first", "last")]
         return ("name", ends[0]) if len(set(ends)) == 1 else ("", "")
     ends = {**TIME_ENDS, **SIZE_ENDS, **MOST_ENDS}
@@ -348,7 +348,7 @@ def _order_at(words: list[str], at: int, word: str) -> tuple[str, str]:
         return "modified", TIME_ENDS[word]
     if word in SIZE_ENDS and of_entries:
         return "size", SIZE_ENDS[word]
-    extreme = SIZE_ENDS.get(word) if counted else MOST_ENDS.get(word)
+    extreme = ends[word] if counted else MOST_ENDS.get(word)
     if extreme and after and not of_entries:
         # "the most memory", "the highest timeout", "the largest number of
         # errors": a value the entries hold.

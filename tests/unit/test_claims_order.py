@@ -43,6 +43,7 @@ def _finding(request, claim, *calls, answer="path"):
         ("Which node in /srv/nodes has the most cores?", ("content", "max")),
         ("Which route has the lowest latency?", ("content", "min")),
         ("the page with the largest number of links", ("content", "max")),
+        ("Which job had the highest number of retries?", ("content", "max")),
         ("Which name comes last alphabetically?", ("name", "max")),
         # A key the words leave open, or no extreme at all.
         ("What is the latest release?", ("", "")),
