@@ -160,15 +160,19 @@ def _prints_size(program: Program) -> bool:
     and ``find`` with a format holding a size directive (``%s``, ``%b``, ``%k``)."""
     if program.name == "du":
         return True
+    return any(SIZE_DIRECTIVE.search(f) for f in _formats(program))
+
+
+def _formats(program: Program) -> tuple[str, ...]:
+    """Return the output formats of a ``find -printf`` or ``stat -c``."""
     if program.name == "find":
-        formats = program.flag_values("-printf", "-fprintf")
-    elif program.name in ("stat", "gstat"):
+        return program.flag_values("-printf", "-fprintf")
+    if program.name in ("stat", "gstat"):
         formats = program.flag_values("-c", "--format", "--printf")
         # -c's value may be parsed as the first operand.
-        formats += program.operands[:1] if program.flag("-c") is not None else ()
-    else:
-        return False
-    return any(SIZE_DIRECTIVE.search(f) for f in formats)
+        given = program.flag("-c") is not None
+        return formats + (program.operands[:1] if given else ())
+    return ()
 
 
 def _fed(stages: tuple[Program, ...]) -> str:
@@ -505,9 +509,8 @@ def _listing(program: Program) -> tuple[tuple[str, ...], Order | None]:
     """Return the fields and the order of an ``ls``."""
     # Short flags one by one: "-1t" is read as a number elsewhere (head -5).
     letters = {c for f in program.flags if f[:2] != "--" for c in f[1:]}
-    long = bool(letters & set("lngo"))
     fields = LONG_FIELDS if letters & set("ln") else ("name",)
-    if long and not letters & set("ln"):
+    if letters & set("go") and not letters & set("ln"):
         fields = ()  # -g and -o leave a field out
     time = "accessed" if "u" in letters else "modified"
     time = "changed" if "c" in letters else time
@@ -535,16 +538,12 @@ def _fields(program: Program) -> tuple[str, ...] | None:
     prints one line an entry, else None; a program that reads the files
     prints what they hold (``content``)."""
     name = program.name
+    formats = _formats(program)
     if name == "find":
-        formats = program.flag_values("-printf")
         if formats:
             return _directive_fields(formats[0], FIND_KEYS)
-        if _has(program, "-ls"):
-            return FIND_LS_FIELDS
-        return ("name",)
+        return FIND_LS_FIELDS if _has(program, "-ls") else ("name",)
     if name in ("stat", "gstat"):
-        formats = program.flag_values("-c", "--format", "--printf")
-        formats += program.operands[:1] if program.flag("-c") is not None else ()
         return _directive_fields(formats[0], STAT_KEYS) if formats else None
     if name == "du":
         return ("size", "name")

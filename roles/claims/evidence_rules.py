@@ -21,7 +21,7 @@ import re
 
 from roles.claims.answer_values import ABSOLUTE, NAME, body, successful
 from roles.claims.columns import column_count_command, column_extreme_command
-from roles.claims.command import parse_command
+from roles.claims.command import Command, parse_command
 from roles.claims.command_queries import (
     Order,
     lists_every_entry,
@@ -347,6 +347,7 @@ ORDER_KEYS = {
 }
 ENDS = {
     "modified": ("newest", "oldest"), "accessed": ("last read", "first read"),
+    "changed": ("last changed", "first changed"),
     "size": ("largest", "smallest"), "lines": ("most lines", "fewest lines"),
     "words": ("most words", "fewest words"), "name": ("last", "first"),
     "content": ("highest", "lowest"),
@@ -382,7 +383,7 @@ def other_order_key(case: Case) -> str:
     return (
         f"the request asks for the {_end_word(key, end)} entry, by {asked}, and "
         f"the answer is the entry `{_command_of(call)}` put at one end of its "
-        f"order by {ORDER_KEYS.get(used.key, (used.key,))[0]}: the extreme of "
+        f"order by {ORDER_KEYS[used.key][0]}: the extreme of "
         f"one key is not the extreme of another; order the entries by {asked} "
         f"with {command} and answer with the entry at its "
         f"{_end_word(key, end)} end; {NO_EVIDENCE}"
@@ -410,15 +411,22 @@ def other_order_end(case: Case) -> str:
 def _printed_keys(case: Case) -> set[str]:
     """Return the keys whose values some call printed for each entry; a file
     read prints what the file holds (``content``)."""
-    keys: set[str] = set()
-    for call in successful(case.calls):
-        command = call.args.get("command") if call.tool == "shell" else None
-        if isinstance(command, str):
-            for pipeline in parse_command(command).pipelines:
-                keys |= printed_keys(pipeline)
-        elif call.tool == "read_file":
-            keys.add("content")
+    read = any(c.tool == "read_file" for c in successful(case.calls))
+    keys = {"content"} if read else set()
+    for _, command in _shell_commands(case):
+        for pipeline in command.pipelines:
+            keys |= printed_keys(pipeline)
     return keys
+
+
+def _shell_commands(case: Case) -> list[tuple[ToolCall, Command]]:
+    """Return each successful shell call with its parsed command."""
+    calls = successful(case.calls)
+    return [
+        (c, parse_command(c.args["command"]))
+        for c in calls
+        if c.tool == "shell" and isinstance(c.args.get("command"), str)
+    ]
 
 
 def _order_asked(case: Case) -> tuple[str, str]:
@@ -429,7 +437,7 @@ def _order_asked(case: Case) -> tuple[str, str]:
 
 
 def _end_word(key: str, end: str) -> str:
-    return ENDS.get(key, ("largest", "smallest"))[end != "max"]
+    return ENDS[key][end != "max"]
 
 
 def _orders(case: Case) -> list[tuple[ToolCall, Order, bool | None]]:
@@ -438,11 +446,8 @@ def _orders(case: Case) -> list[tuple[ToolCall, Order, bool | None]]:
     (False), or neither (None); a call whose command orders in more than one
     pipeline is not read."""
     found = []
-    for call in successful(case.calls):
-        command = call.args.get("command") if call.tool == "shell" else None
-        if not isinstance(command, str):
-            continue
-        orders = [o for p in parse_command(command).pipelines if (o := order(p))]
+    for call, command in _shell_commands(case):
+        orders = [o for p in command.pipelines if (o := order(p))]
         if len(orders) == 1:
             found.append((call, orders[0], _picked(call, orders[0], case.claim)))
     return found
